@@ -1,0 +1,46 @@
+package decoder
+
+import "github.com/yukart/candec/dbc"
+
+// Flags qualify a decoded value.
+type Flags uint8
+
+// Value flags.
+const (
+	// OutOfRange marks a physical value outside the DBC's Min..Max (where
+	// Min < Max). The value is kept as decoded, never clamped.
+	OutOfRange Flags = 1 << iota
+	// Exact marks a value whose physical value is an exact integer: the
+	// signal is an integer with integral Factor and Offset, and Int holds
+	// the physical value (within int64; see Value.Uint for large
+	// unsigned values).
+	Exact
+	// Unsigned marks an Exact value that must be read as uint64 (Uint):
+	// an unsigned raw value with Factor 1 and Offset 0 that does not fit
+	// in int64.
+	Unsigned
+	// Float marks a value decoded from IEEE float32 or float64 bits.
+	Float
+	// Truncated marks a signal that does not fit in a frame shorter than
+	// the DBC's length: it was not decoded, Phys is NaN and Raw is 0.
+	Truncated
+)
+
+// Value is one decoded signal of one frame.
+type Value struct {
+	// Signal is the compiled signal this value belongs to.
+	Signal *dbc.Signal
+	// Raw is the raw bits as extracted: zero-extended for unsigned
+	// signals, sign-extended (two's complement) for signed ones, the IEEE
+	// bits for floats.
+	Raw uint64
+	// Int is the exact physical value when Flags has Exact.
+	Int int64
+	// Phys is the physical value raw × factor + offset, always set.
+	Phys  float64
+	Flags Flags
+}
+
+// Uint returns the exact physical value as uint64 for an Exact,
+// Unsigned value.
+func (v *Value) Uint() uint64 { return v.Raw }
