@@ -128,9 +128,16 @@ type Message struct {
 	// they select.
 	Signals []*Signal
 	Comment string
-	// CycleTime is GenMsgCycleTime, zero when the DBC has none.
+	// CycleTime is GenMsgCycleTime, zero when the DBC has none. A
+	// message without its own GenMsgCycleTime takes the attribute's
+	// default (BA_DEF_DEF_) when that is above zero, as DBC tools do.
 	CycleTime time.Duration
-	// SendType is GenMsgSendType as written ("Cyclic", "Event", …), or "".
+	// CycleTimeDefault is true when CycleTime is that default rather
+	// than a value set on this message.
+	CycleTimeDefault bool
+	// SendType is GenMsgSendType as written ("Cyclic", "Event", …), or "";
+	// an ENUM index is resolved to its name, and a message without its
+	// own value takes the attribute's default.
 	SendType string
 	// File is the DBC file the message came from.
 	File string

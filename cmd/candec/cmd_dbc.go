@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/yukart/candec/dbc"
+)
+
+func init() {
+	commands["dbc"] = command{
+		summary: "check DBC files and list their messages and signals",
+		run:     runDBC,
+	}
+}
+
+// runDBC loads the DBC files given as arguments together, as the
+// decoder would, and describes the result; an invalid file ends it with
+// the error's position.
+func runDBC(_ context.Context, e env, args []string) error {
+	fs := newFlags(e, "dbc", "FILE…")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return &exitError{2, errors.New("dbc: no DBC file given")}
+	}
+	db, err := dbc.Load(fs.Args()...)
+	if err != nil {
+		return err
+	}
+	return db.Describe(e.stdout)
+}

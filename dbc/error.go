@@ -1,0 +1,39 @@
+package dbc
+
+import (
+	"errors"
+	"strconv"
+)
+
+// Sentinel errors. An *Error wraps one of them, so callers can ask what
+// kind of problem a DBC file has with errors.Is.
+var (
+	// ErrSyntax marks text that does not follow the DBC grammar.
+	ErrSyntax = errors.New("dbc: syntax error")
+	// ErrInvalid marks a definition that parses but cannot be compiled:
+	// a signal that does not fit, an unknown multiplexer switch, a
+	// float signal of the wrong length, …
+	ErrInvalid = errors.New("dbc: invalid definition")
+	// ErrConflict marks two files that define the same CAN ID
+	// differently.
+	ErrConflict = errors.New("dbc: conflicting definitions")
+)
+
+// Error is a problem in a DBC file, with the place it was found. Its
+// Error method reads "file:line:col: what is wrong", the form editors
+// and compilers use, so the position can be clicked.
+type Error struct {
+	File         string
+	Line, Column int
+	Msg          string
+	// Kind is ErrSyntax, ErrInvalid or ErrConflict.
+	Kind error
+}
+
+// Error returns "file:line:col: what is wrong".
+func (e *Error) Error() string {
+	return e.File + ":" + strconv.Itoa(e.Line) + ":" + strconv.Itoa(e.Column) + ": " + e.Msg
+}
+
+// Unwrap returns the sentinel error that classifies e.
+func (e *Error) Unwrap() error { return e.Kind }
