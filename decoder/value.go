@@ -34,10 +34,13 @@ type Value struct {
 	// signals, sign-extended (two's complement) for signed ones, the IEEE
 	// bits for floats.
 	Raw uint64
-	// Int is the exact physical value when Flags has Exact.
+	// Int is the exact physical value when Flags has Exact (for an
+	// Unsigned value, the same bits as Raw: use Uint); 0 otherwise.
 	Int int64
-	// Phys is the physical value raw × factor + offset, always set.
-	Phys  float64
+	// Phys is the physical value raw × factor + offset, always set (NaN
+	// for a Truncated value).
+	Phys float64
+	// Flags qualify the value.
 	Flags Flags
 }
 
