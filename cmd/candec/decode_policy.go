@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/pipeline"
+)
+
+// policyOptions are the settings of decode --policy besides the policy
+// file; the zero value is what the service does by default.
+type policyOptions struct {
+	// Template is the topic template ("" for the default).
+	Template string
+	// Window adds the window stream's messages to the output.
+	Window bool
+	// Epoch is written into the envelopes (the service uses its start
+	// time; 0 here).
+	Epoch uint64
+	// Bus keeps only frames of this bus index; -1 keeps all.
+	Bus int
+	// Tail lets time run on this long after the last frame (stale marks,
+	// heartbeats and trailing values as the service would publish them
+	// if the frames stopped there) before the final Flush.
+	Tail time.Duration
+	// SkipInvalid skips malformed capture lines instead of failing.
+	SkipInvalid bool
+}
+
+// decodeWithPolicy runs the capture in r through the pipeline under the
+// policy file at policyPath ("" for the built-in default policy) and
+// writes what the service would publish, one "topic payload" line per
+// message, as mosquitto_sub -v prints them. Time moves only with the
+// frames' timestamps, as in the service, so the lines are the service's
+// envelopes for the same frames (same value, ts and seq; the epoch
+// differs). A summary goes to stderr.
+func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath string, r io.Reader, opts policyOptions) error {
+	cfg := pipeline.Config{TopicTemplate: opts.Template, Epoch: opts.Epoch}
+	if policyPath != "" {
+		p, err := pipeline.LoadPolicy(policyPath)
+		if err != nil {
+			return err
+		}
+		cfg.Policies = p
+	}
+	if opts.Window {
+		cfg.Window = &pipeline.WindowConfig{}
+	}
+	w := bufio.NewWriterSize(e.stdout, 64<<10)
+	var werr error
+	sink := pipeline.SinkFunc(func(o *pipeline.Out) {
+		if werr != nil {
+			return
+		}
+		w.WriteString(o.Topic)
+		w.WriteByte(' ')
+		w.Write(o.Payload)
+		_, werr = w.WriteString("\n")
+	})
+	eng, err := pipeline.New(db, cfg, sink)
+	if err != nil {
+		return err
+	}
+	rd := capture.NewReader(r, capture.Options{SkipInvalid: opts.SkipInvalid})
+	var f frame.Frame
+	var first, last int64
+	n := 0
+	for {
+		if err := rd.Next(&f); err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return fmt.Errorf("decode: %w", err)
+		}
+		if opts.Bus >= 0 && int(f.Bus) != opts.Bus {
+			continue
+		}
+		if n == 0 {
+			first = f.Time
+		}
+		// The live service's clock never runs ahead of the next frame
+		// it receives; advancing to it first is what it would do.
+		eng.Advance(f.Time)
+		eng.Frame(&f)
+		last = max(last, f.Time)
+		if n++; n%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if werr != nil {
+			return fmt.Errorf("decode: write: %w", werr)
+		}
+	}
+	end := last + int64(opts.Tail)
+	eng.Advance(end)
+	eng.Flush(end)
+	if err := w.Flush(); err != nil || werr != nil {
+		return fmt.Errorf("decode: write: %w", errors.Join(werr, err))
+	}
+	writePolicySummary(e.stderr, eng.Stats(), n, time.Duration(last-first))
+	return nil
+}
+
+// writePolicySummary says what the policy did: the broker's load is
+// the envelopes per second times the subscribers.
+func writePolicySummary(w io.Writer, s pipeline.Stats, frames int, span time.Duration) {
+	fmt.Fprintf(w, "%d frames (%d unknown), %d values → %d envelopes", frames, s.Unknown, s.Values, s.Total())
+	if span > 0 {
+		fmt.Fprintf(w, " (%.0f/s over %s)", float64(s.Total())/span.Seconds(), span.Round(time.Millisecond))
+	}
+	fmt.Fprint(w, ":")
+	for _, k := range pipeline.Kinds() {
+		if n := s.Published(k); n > 0 {
+			fmt.Fprintf(w, " %s %d", k, n)
+		}
+	}
+	fmt.Fprintf(w, "; suppressed: cap %d, unchanged %d", s.SuppressedCap, s.SuppressedUnchanged)
+	if s.Unpublished > 0 {
+		fmt.Fprintf(w, ", publish:false %d", s.Unpublished)
+	}
+	fmt.Fprintln(w)
+}

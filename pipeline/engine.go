@@ -1,0 +1,190 @@
+package pipeline
+
+import (
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/frame"
+)
+
+// OutKind says why an envelope was published.
+type OutKind uint8
+
+// Output kinds.
+const (
+	// KindValue: a new value, published as it arrived.
+	KindValue OutKind = iota
+	// KindTrailing: the latest value held back by a rate cap, published
+	// when the cap's window closed.
+	KindTrailing
+	// KindHeartbeat: the current value again, after a heartbeat period
+	// without a publish.
+	KindHeartbeat
+	// KindStale: the last value flagged stale, after the signal's frames
+	// stopped.
+	KindStale
+	// KindFlush: a value held back by a rate cap, published by Flush.
+	KindFlush
+	// KindRepublish: the last published state again, by Republish.
+	KindRepublish
+	// KindWindow: a window-stream message (Out.Signal is nil).
+	KindWindow
+
+	numKinds
+)
+
+// String names the kind as in metrics labels.
+func (k OutKind) String() string {
+	switch k {
+	case KindValue:
+		return "value"
+	case KindTrailing:
+		return "trailing"
+	case KindHeartbeat:
+		return "heartbeat"
+	case KindStale:
+		return "stale"
+	case KindFlush:
+		return "flush"
+	case KindRepublish:
+		return "republish"
+	case KindWindow:
+		return "window"
+	}
+	return "unknown"
+}
+
+// Out is one message to publish. The Engine reuses it: it and Payload
+// are valid only during the Sink's Publish call.
+type Out struct {
+	// Topic to publish on; signal topics are retained, the window topic
+	// is not.
+	Topic string
+	// Payload is the encoded envelope or window.
+	Payload []byte
+	// Signal is the signal published, nil for a window.
+	Signal *dbc.Signal
+	// Seq is the envelope's (or window's) seq.
+	Seq uint64
+	// TS is the envelope's frame timestamp (ns since the Unix epoch);
+	// for a window, its start.
+	TS int64
+	// Kind says why it is published.
+	Kind OutKind
+	// Env is the envelope as published, nil for a window.
+	Env *envelope.Envelope
+}
+
+// Sink receives the Engine's output. Publish is called synchronously
+// from the goroutine that calls the Engine's methods.
+type Sink interface {
+	Publish(o *Out)
+}
+
+// SinkFunc adapts a function to Sink.
+type SinkFunc func(o *Out)
+
+// Publish calls f(o).
+func (f SinkFunc) Publish(o *Out) { f(o) }
+
+// Stats are the Engine's counters since New.
+type Stats struct {
+	// Frames counts frames passed to Frame.
+	Frames uint64
+	// Decoded counts frames of a message in the database.
+	Decoded uint64
+	// Unknown counts frames whose ID is not in the database.
+	Unknown uint64
+	// Skipped counts remote and error frames.
+	Skipped uint64
+	// Late counts frames older than the Engine's now (out of order, or
+	// behind an Advance); they are processed at now.
+	Late uint64
+	// Values counts decoded signal values.
+	Values uint64
+	// Truncated counts values not decoded because the frame was short;
+	// they are not published.
+	Truncated uint64
+	// Unpublished counts values of signals with publish: false.
+	Unpublished uint64
+	// Envelopes counts published envelopes by kind (window messages in
+	// Envelopes[KindWindow]).
+	Envelopes [numKinds]uint64
+	// SuppressedCap counts values replaced by a newer one while a rate
+	// cap held them back.
+	SuppressedCap uint64
+	// SuppressedUnchanged counts values within the on-change deadband
+	// of the value last published.
+	SuppressedUnchanged uint64
+}
+
+// Published returns the number of envelopes of kind k.
+func (s Stats) Published(k OutKind) uint64 {
+	if k >= numKinds {
+		return 0
+	}
+	return s.Envelopes[k]
+}
+
+// Total returns the number of signal envelopes published, windows not
+// included.
+func (s Stats) Total() uint64 {
+	var n uint64
+	for k, v := range s.Envelopes {
+		if OutKind(k) != KindWindow {
+			n += v
+		}
+	}
+	return n
+}
+
+// Kinds lists every OutKind, for labelling metrics.
+func Kinds() []OutKind {
+	ks := make([]OutKind, numKinds)
+	for i := range ks {
+		ks[i] = OutKind(i)
+	}
+	return ks
+}
+
+// New builds an engine for db. It resolves every signal's policy and
+// topic, and fails with a clear message when the topic template maps two
+// published signals to one topic or makes an invalid topic.
+func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) { return newEngine(db, cfg, sink) }
+
+// Frame decodes f and runs each of its values through its signal's
+// policy, publishing what is due. First it fires every deadline before
+// f.Time (trailing values, heartbeats, stale marks). Frames of unknown
+// IDs are counted. It does not allocate in steady state.
+func (e *Engine) Frame(f *frame.Frame) { e.frame(f) }
+
+// Advance moves now forward to t when frames stop: it fires every
+// deadline before t and closes the window stream's windows that end at
+// or before t. Call it only with a t that no later frame will precede
+// (a watermark: wall-clock time minus the worst delivery delay), or
+// later frames count as late and the output may differ from an offline
+// run. A t at or before now does nothing.
+func (e *Engine) Advance(t int64) { e.advance(t) }
+
+// Flush is for shutdown: it advances to t, publishes every value a rate
+// cap still holds back (KindFlush) and closes the open window.
+func (e *Engine) Flush(t int64) { e.flush(t) }
+
+// Republish publishes, after a reconnect, each signal's last published
+// envelope again (KindRepublish: same value, ts and flags) with the next
+// seq of its topic, so that retained values are current and subscribers
+// see the gap. It changes no policy timing and is not added to the
+// window stream. Envelopes after it carry seq one higher than an offline
+// run would give them.
+func (e *Engine) Republish() { e.republish() }
+
+// Stats returns a copy of the counters.
+func (e *Engine) Stats() Stats { return e.stats }
+
+// Topics returns the topics of the published signals, in signal order.
+func (e *Engine) Topics() []string { return e.topicList() }
+
+// Policy returns the resolved policy of signal s.
+func (e *Engine) Policy(s *dbc.Signal) Policy { return e.sigs[s.Index].pol }
+
+// Now returns the Engine's current frame time.
+func (e *Engine) Now() int64 { return e.now }

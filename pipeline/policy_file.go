@@ -1,0 +1,440 @@
+package pipeline
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/yukart/candec/dbc"
+	"go.yaml.in/yaml/v3"
+)
+
+// PolicyError is an error in a policy file: where and what.
+type PolicyError struct {
+	// File is the policy file's name.
+	File string
+	// Line and Column locate the offending node (1-based; 0 when
+	// unknown).
+	Line, Column int
+	// Key is the setting or section concerned, empty when none.
+	Key string
+	// Msg says what is wrong.
+	Msg string
+}
+
+func (e *PolicyError) Error() string {
+	var b strings.Builder
+	b.WriteString("pipeline: policy ")
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+		if e.Column > 0 {
+			fmt.Fprintf(&b, ":%d", e.Column)
+		}
+	}
+	b.WriteString(": ")
+	if e.Key != "" {
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Unwrap returns ErrPolicy.
+func (e *PolicyError) Unwrap() error { return ErrPolicy }
+
+// Setting keys, one bit each in settings.set.
+const (
+	setPublish = 1 << iota
+	setMaxRate
+	setOnChange
+	setDeadband
+	setDeadbandPct
+	setHeartbeat
+	setStaleAfter
+	setStaleCycles
+	setStaleDefault
+)
+
+// settings are the keys one section sets; set says which.
+type settings struct {
+	set          uint16
+	publish      bool
+	onChange     bool
+	maxRate      float64
+	deadband     float64
+	deadbandPct  float64
+	staleCycles  float64
+	heartbeat    time.Duration
+	staleAfter   time.Duration
+	staleDefault time.Duration
+}
+
+// merge overrides s with every key o sets.
+func (s *settings) merge(o *settings) {
+	if o.set&setPublish != 0 {
+		s.publish = o.publish
+	}
+	if o.set&setMaxRate != 0 {
+		s.maxRate = o.maxRate
+	}
+	if o.set&setOnChange != 0 {
+		s.onChange = o.onChange
+	}
+	if o.set&setDeadband != 0 {
+		s.deadband = o.deadband
+	}
+	if o.set&setDeadbandPct != 0 {
+		s.deadbandPct = o.deadbandPct
+	}
+	if o.set&setHeartbeat != 0 {
+		s.heartbeat = o.heartbeat
+	}
+	if o.set&setStaleAfter != 0 {
+		s.staleAfter = o.staleAfter
+	}
+	if o.set&setStaleCycles != 0 {
+		s.staleCycles = o.staleCycles
+	}
+	if o.set&setStaleDefault != 0 {
+		s.staleDefault = o.staleDefault
+	}
+	s.set |= o.set
+}
+
+// rule is one entry of "rules": selectors, all of which must hold, and
+// the settings it applies.
+type rule struct {
+	match     []string // globs on the signal name or message.signal
+	unit      []string // globs on the unit
+	hasValues *bool
+	settings
+}
+
+func (r *rule) matches(s *dbc.Signal) bool {
+	if len(r.match) > 0 && !anyGlob(r.match, s.Name) && !anyGlob(r.match, s.FullName()) {
+		return false
+	}
+	if len(r.unit) > 0 && !anyGlob(r.unit, s.Unit) {
+		return false
+	}
+	if r.hasValues != nil && *r.hasValues != (len(s.Values) > 0) {
+		return false
+	}
+	return true
+}
+
+func anyGlob(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *PolicyFile) resolve(sig *dbc.Signal) Policy {
+	s := settings{publish: true}
+	s.merge(&p.defaults)
+	for i := range p.rules {
+		if p.rules[i].matches(sig) {
+			s.merge(&p.rules[i].settings)
+		}
+	}
+	pol := Policy{
+		Publish:     s.publish,
+		MaxRate:     s.maxRate,
+		OnChange:    s.onChange,
+		Deadband:    s.deadband,
+		DeadbandPct: s.deadbandPct,
+		Heartbeat:   s.heartbeat,
+	}
+	switch {
+	case s.set&setStaleAfter != 0:
+		pol.StaleAfter = s.staleAfter
+	case sig.Message != nil && sig.Message.CycleTime > 0 && s.staleCycles > 0:
+		pol.StaleAfter = time.Duration(math.Round(s.staleCycles * float64(sig.Message.CycleTime)))
+	default:
+		pol.StaleAfter = s.staleDefault
+	}
+	return pol
+}
+
+//go:embed default_policy.yaml
+var defaultPolicyYAML []byte
+
+// DefaultPolicyYAML returns the text of the built-in policy, a starting
+// point for a policy file of one's own.
+func DefaultPolicyYAML() []byte { return append([]byte(nil), defaultPolicyYAML...) }
+
+func defaultPolicy() *PolicyFile {
+	p, err := parsePolicy("default", defaultPolicyYAML)
+	if err != nil {
+		// The embedded file is tested; reaching this is a build defect.
+		panic(err)
+	}
+	return p
+}
+
+func loadPolicy(name string) (*PolicyFile, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: load policy: %w", err)
+	}
+	return parsePolicy(name, data)
+}
+
+// policyParser walks the YAML node tree of one file.
+type policyParser struct{ file string }
+
+func (pp *policyParser) errorf(n *yaml.Node, key, format string, args ...any) error {
+	e := &PolicyError{File: pp.file, Key: key, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line, e.Column = n.Line, n.Column
+	}
+	return e
+}
+
+func parsePolicy(name string, data []byte) (*PolicyFile, error) {
+	pp := &policyParser{file: name}
+	p := &PolicyFile{name: name}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		line, msg := yamlError(err)
+		return nil, &PolicyError{File: name, Line: line, Msg: msg}
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		return p, nil // an empty file: every signal published as decoded
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return nil, pp.errorf(root, "", "want a mapping with defaults and rules, got %s", kindName(root))
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "defaults":
+			if err := pp.settingsMap(v, "defaults", &p.defaults, nil); err != nil {
+				return nil, err
+			}
+		case "rules":
+			if v.Kind != yaml.SequenceNode {
+				if v.ShortTag() == "!!null" {
+					continue
+				}
+				return nil, pp.errorf(v, "rules", "want a list of rules, got %s", kindName(v))
+			}
+			for j, rn := range v.Content {
+				var r rule
+				if err := pp.settingsMap(rn, fmt.Sprintf("rules[%d]", j), &r.settings, &r); err != nil {
+					return nil, err
+				}
+				p.rules = append(p.rules, r)
+			}
+		default:
+			return nil, pp.errorf(k, k.Value, "unknown key (want defaults or rules)")
+		}
+	}
+	return p, nil
+}
+
+// settingsMap reads a mapping of settings into s; with r non-nil it is a
+// rule and may hold selectors too.
+func (pp *policyParser) settingsMap(n *yaml.Node, where string, s *settings, r *rule) error {
+	if n.ShortTag() == "!!null" {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return pp.errorf(n, where, "want a mapping of settings, got %s", kindName(n))
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		key := k.Value
+		var err error
+		switch key {
+		case "publish":
+			s.publish, err = pp.boolean(v, key)
+			s.set |= setPublish
+		case "on_change":
+			s.onChange, err = pp.boolean(v, key)
+			s.set |= setOnChange
+		case "max_rate":
+			s.maxRate, err = pp.number(v, key)
+			s.set |= setMaxRate
+		case "deadband":
+			s.deadband, err = pp.number(v, key)
+			s.set |= setDeadband
+		case "deadband_pct":
+			s.deadbandPct, err = pp.number(v, key)
+			s.set |= setDeadbandPct
+		case "stale_cycles":
+			s.staleCycles, err = pp.number(v, key)
+			s.set |= setStaleCycles
+		case "heartbeat":
+			s.heartbeat, err = pp.duration(v, key)
+			s.set |= setHeartbeat
+		case "stale_after":
+			s.staleAfter, err = pp.duration(v, key)
+			s.set |= setStaleAfter
+		case "stale_default":
+			s.staleDefault, err = pp.duration(v, key)
+			s.set |= setStaleDefault
+		case "match", "unit", "has_values":
+			if r == nil {
+				return pp.errorf(k, key, "is a rule selector; it has no meaning in %s", where)
+			}
+			err = pp.selector(v, key, r)
+		default:
+			want := "publish, max_rate, on_change, deadband, deadband_pct, heartbeat, stale_after, stale_cycles, stale_default"
+			if r != nil {
+				want = "match, unit, has_values, " + want
+			}
+			return pp.errorf(k, key, "unknown key in %s (want %s)", where, want)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (pp *policyParser) selector(v *yaml.Node, key string, r *rule) error {
+	if key == "has_values" {
+		b, err := pp.boolean(v, key)
+		r.hasValues = &b
+		return err
+	}
+	globs, err := pp.strings(v, key)
+	if err != nil {
+		return err
+	}
+	for _, g := range globs {
+		if _, err := path.Match(g, ""); err != nil {
+			return pp.errorf(v, key, "bad glob %q: %v", g, err)
+		}
+	}
+	if key == "match" {
+		r.match = append(r.match, globs...)
+	} else {
+		r.unit = append(r.unit, globs...)
+	}
+	return nil
+}
+
+func (pp *policyParser) strings(v *yaml.Node, key string) ([]string, error) {
+	switch v.Kind {
+	case yaml.ScalarNode:
+		if v.ShortTag() != "!!str" {
+			return nil, pp.errorf(v, key, "want a string or a list of strings, got %s", kindName(v))
+		}
+		return []string{v.Value}, nil
+	case yaml.SequenceNode:
+		out := make([]string, 0, len(v.Content))
+		for _, c := range v.Content {
+			if c.Kind != yaml.ScalarNode || c.ShortTag() != "!!str" {
+				return nil, pp.errorf(c, key, "want a string, got %s", kindName(c))
+			}
+			out = append(out, c.Value)
+		}
+		if len(out) == 0 {
+			return nil, pp.errorf(v, key, "empty list")
+		}
+		return out, nil
+	}
+	return nil, pp.errorf(v, key, "want a string or a list of strings, got %s", kindName(v))
+}
+
+func (pp *policyParser) boolean(v *yaml.Node, key string) (bool, error) {
+	if v.Kind != yaml.ScalarNode || v.ShortTag() != "!!bool" {
+		return false, pp.errorf(v, key, "want true or false, got %s", kindName(v))
+	}
+	var b bool
+	if err := v.Decode(&b); err != nil {
+		return false, pp.errorf(v, key, "%v", err)
+	}
+	return b, nil
+}
+
+func (pp *policyParser) number(v *yaml.Node, key string) (float64, error) {
+	if v.Kind != yaml.ScalarNode || (v.ShortTag() != "!!int" && v.ShortTag() != "!!float") {
+		return 0, pp.errorf(v, key, "want a number, got %s", kindName(v))
+	}
+	var f float64
+	if err := v.Decode(&f); err != nil {
+		return 0, pp.errorf(v, key, "want a number: %v", err)
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, pp.errorf(v, key, "want a finite number, got %s", v.Value)
+	}
+	if f < 0 {
+		return 0, pp.errorf(v, key, "must not be negative, got %s", v.Value)
+	}
+	return f, nil
+}
+
+func (pp *policyParser) duration(v *yaml.Node, key string) (time.Duration, error) {
+	if v.Kind != yaml.ScalarNode {
+		return 0, pp.errorf(v, key, "want a duration such as 1s or 250ms, got %s", kindName(v))
+	}
+	if (v.ShortTag() == "!!int" || v.ShortTag() == "!!float") && isZero(v.Value) {
+		return 0, nil
+	}
+	if v.ShortTag() != "!!str" {
+		return 0, pp.errorf(v, key, "want a duration with a unit such as 1s or 250ms, got %s", v.Value)
+	}
+	d, err := time.ParseDuration(v.Value)
+	if err != nil {
+		return 0, pp.errorf(v, key, "want a duration such as 1s or 250ms, got %q", v.Value)
+	}
+	if d < 0 {
+		return 0, pp.errorf(v, key, "must not be negative, got %s", v.Value)
+	}
+	return d, nil
+}
+
+func isZero(s string) bool {
+	f, err := strconv.ParseFloat(s, 64)
+	return err == nil && f == 0
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.AliasNode:
+		return "an alias"
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return "nothing"
+	case "!!bool":
+		return "boolean " + n.Value
+	case "!!int", "!!float":
+		return "number " + n.Value
+	}
+	return strconv.Quote(n.Value)
+}
+
+// yamlError splits a yaml syntax error ("yaml: line 3: did not find
+// …") into the line and the message.
+func yamlError(err error) (int, string) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	rest, ok := strings.CutPrefix(msg, "line ")
+	if !ok {
+		return 0, msg
+	}
+	num, text, ok := strings.Cut(rest, ": ")
+	n, err2 := strconv.Atoi(num)
+	if !ok || err2 != nil {
+		return 0, msg
+	}
+	return n, text
+}

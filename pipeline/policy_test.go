@@ -1,0 +1,200 @@
+package pipeline
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yukart/candec/dbc"
+)
+
+func TestResolve(t *testing.T) {
+	db := testDB(t)
+	sig := func(name string) *dbc.Signal {
+		for _, s := range db.Signals {
+			if s.Name == name {
+				return s
+			}
+		}
+		t.Fatalf("no signal %s", name)
+		return nil
+	}
+	const policy = `
+defaults:
+  max_rate: 20
+  stale_cycles: 3
+rules:
+  - match: "*"            # every signal
+    heartbeat: 2s
+  - match: Fast.*         # message.signal
+    max_rate: 50
+  - match: [Speed, Nope]  # signal name; a later rule wins key by key
+    max_rate: 100
+    on_change: true
+  - has_values: true
+    on_change: true
+    max_rate: 0
+  - unit: deg*
+    deadband: 0.5
+    deadband_pct: 1
+  - match: Fast2.Count
+    publish: false
+    stale_after: 10s
+  - match: Count          # stale_after set above stays; cycles do not apply
+    stale_cycles: 100
+`
+	p, err := ParsePolicy("rules.yaml", []byte(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		sig  string
+		want Policy
+	}{
+		{"Speed", Policy{Publish: true, MaxRate: 100, OnChange: true, Heartbeat: 2 * time.Second, StaleAfter: 30 * time.Millisecond}},
+		{"Count", Policy{Publish: false, MaxRate: 20, Heartbeat: 2 * time.Second, StaleAfter: 10 * time.Second}},
+		{"TempA", Policy{Publish: true, MaxRate: 20, Deadband: 0.5, DeadbandPct: 1, Heartbeat: 2 * time.Second, StaleAfter: 300 * time.Millisecond}},
+		{"Gear", Policy{Publish: true, OnChange: true, Heartbeat: 2 * time.Second, StaleAfter: 150 * time.Millisecond}},
+		{"Code", Policy{Publish: true, MaxRate: 20, Heartbeat: 2 * time.Second}},
+	}
+	for _, tt := range tests {
+		if got := p.Resolve(sig(tt.sig)); got != tt.want {
+			t.Errorf("Resolve(%s) = %+v, want %+v", tt.sig, got, tt.want)
+		}
+	}
+}
+
+func TestDefaultPolicy(t *testing.T) {
+	db := testDB(t)
+	p := DefaultPolicy()
+	want := map[string]Policy{
+		"Speed": {Publish: true, MaxRate: 20, StaleAfter: 30 * time.Millisecond},
+		"Count": {Publish: true, MaxRate: 20, StaleAfter: 30 * time.Millisecond},
+		"TempA": {Publish: true, MaxRate: 20, OnChange: true, Deadband: 0.5, Heartbeat: time.Second, StaleAfter: 300 * time.Millisecond},
+		"Gear":  {Publish: true, MaxRate: 20, OnChange: true, Heartbeat: time.Second, StaleAfter: 150 * time.Millisecond},
+		"Code":  {Publish: true, MaxRate: 20},
+	}
+	for _, s := range db.Signals {
+		if got := p.Resolve(s); got != want[s.Name] {
+			t.Errorf("default policy of %s = %+v, want %+v", s.Name, got, want[s.Name])
+		}
+	}
+	counter := &dbc.Signal{Name: "MOT_StatusCounter", Message: &dbc.Message{Name: "M", CycleTime: 10 * time.Millisecond}}
+	if got, want := p.Resolve(counter), (Policy{Publish: true, MaxRate: 1, StaleAfter: 30 * time.Millisecond}); got != want {
+		t.Errorf("default policy of an alive counter = %+v, want %+v", got, want)
+	}
+	// The text handed out is the policy in force.
+	again, err := ParsePolicy("copy.yaml", DefaultPolicyYAML())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range db.Signals {
+		if again.Resolve(s) != p.Resolve(s) {
+			t.Errorf("DefaultPolicyYAML resolves %s differently", s.Name)
+		}
+	}
+}
+
+func TestPolicyErrors(t *testing.T) {
+	tests := []struct {
+		yaml       string
+		line       int
+		key, inMsg string
+	}{
+		{"defaults:\n  max_rate: -1\n", 2, "max_rate", "negative"},
+		{"defaults:\n  max_rate: fast\n", 2, "max_rate", `want a number, got "fast"`},
+		{"defaults:\n  max_rat: 20\n", 2, "max_rat", "unknown key in defaults"},
+		{"defaults:\n  match: x\n", 2, "match", "rule selector"},
+		{"rules:\n  - match: \"[a\"\n", 2, "match", "bad glob"},
+		{"rules:\n  - match: [1]\n", 2, "match", "want a string"},
+		{"rules:\n  - unit: {a: b}\n", 2, "unit", "want a string or a list"},
+		{"rules:\n  - on_change: yes please\n", 2, "on_change", "want true or false"},
+		{"rules:\n  - heartbeat: 5\n", 2, "heartbeat", "with a unit"},
+		{"rules:\n  - heartbeat: soon\n", 2, "heartbeat", "duration"},
+		{"rules:\n  - heartbeat: -1s\n", 2, "heartbeat", "negative"},
+		{"rules:\n  - deadband: .nan\n", 2, "deadband", "finite"},
+		{"rules:\n  - has_values: 1\n", 2, "has_values", "true or false"},
+		{"rules:\n  x: 1\n", 2, "rules", "want a list"},
+		{"rules:\n  - 3\n", 2, "rules[0]", "want a mapping"},
+		{"default:\n  max_rate: 1\n", 1, "default", "unknown key"},
+		{"- a\n", 1, "", "want a mapping"},
+		{"defaults:\n  max_rate: [1\n", 1, "", "did not find"},
+		{"defaults:\n\tmax_rate: 1\n", 2, "", "cannot start any token"},
+	}
+	for _, tt := range tests {
+		_, err := ParsePolicy("p.yaml", []byte(tt.yaml))
+		var pe *PolicyError
+		if !errors.As(err, &pe) || !errors.Is(err, ErrPolicy) {
+			t.Errorf("ParsePolicy(%q) = %v, want a *PolicyError", tt.yaml, err)
+			continue
+		}
+		if pe.File != "p.yaml" || pe.Line != tt.line || pe.Key != tt.key || !strings.Contains(pe.Msg, tt.inMsg) {
+			t.Errorf("ParsePolicy(%q) = %q, want p.yaml line %d key %q and %q", tt.yaml, err, tt.line, tt.key, tt.inMsg)
+		}
+		if !strings.HasPrefix(err.Error(), "pipeline: policy p.yaml:") {
+			t.Errorf("error %q does not start with the file and line", err)
+		}
+	}
+}
+
+func TestLoadPolicy(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(path, []byte("defaults:\n  max_rate: 5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadPolicy(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Name() != path {
+		t.Errorf("Name = %q, want %q", p.Name(), path)
+	}
+	if got := p.Resolve(testDB(t).Signals[0]).MaxRate; got != 5 {
+		t.Errorf("max_rate = %v, want 5", got)
+	}
+	if _, err := LoadPolicy(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+		t.Errorf("LoadPolicy(missing) = %v, want an error naming the file", err)
+	}
+}
+
+func TestEmptyPolicy(t *testing.T) {
+	for _, src := range []string{"", "# nothing\n", "defaults:\nrules:\n"} {
+		p, err := ParsePolicy("e.yaml", []byte(src))
+		if err != nil {
+			t.Errorf("ParsePolicy(%q): %v", src, err)
+			continue
+		}
+		if got := p.Resolve(testDB(t).Signals[0]); got != (Policy{Publish: true}) {
+			t.Errorf("empty policy %q resolves to %+v, want publish only", src, got)
+		}
+	}
+}
+
+func FuzzParsePolicy(f *testing.F) {
+	f.Add(DefaultPolicyYAML())
+	f.Add([]byte("rules:\n  - match: [a, b]\n    heartbeat: 1s\n"))
+	f.Add([]byte("defaults: {max_rate: 1e308, deadband_pct: 0.5}"))
+	db := testDB(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := ParsePolicy("fuzz.yaml", data)
+		if err != nil {
+			if !errors.Is(err, ErrPolicy) {
+				t.Fatalf("error %v does not wrap ErrPolicy", err)
+			}
+			return
+		}
+		for _, s := range db.Signals {
+			pol := p.Resolve(s)
+			if pol.MaxRate < 0 || pol.Heartbeat < 0 || pol.StaleAfter < 0 || pol.Deadband < 0 {
+				t.Fatalf("negative setting %+v", pol)
+			}
+		}
+		if _, err := New(db, Config{Policies: p}, &recorder{t: t}); err != nil {
+			t.Fatalf("New with a valid policy: %v", err)
+		}
+	})
+}
