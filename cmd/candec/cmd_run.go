@@ -1,0 +1,57 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/service"
+)
+
+func init() {
+	commands["run"] = command{
+		summary: "run the decoder service: raw batches in, per-signal envelopes out",
+		run:     runRun,
+	}
+}
+
+// runRun is `candec run`: configuration from --config FILE, CANDEC_*
+// variables and flags (see the service package for the keys), then the
+// service until SIGINT or SIGTERM.
+func runRun(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "run", "[--config FILE] [flags]")
+	file := fs.String("config", os.Getenv("CANDEC_CONFIG"), "YAML config `file` (env CANDEC_CONFIG); flags and CANDEC_* variables override it")
+	flags := service.RegisterFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return &exitError{2, errors.New("run: unexpected arguments (the DBC files go in --dbc or the config)")}
+	}
+	cfg, err := service.LoadConfig(*file, service.EnvOverrides(os.Environ()), flags.Overrides())
+	if err != nil {
+		return err
+	}
+	log, err := service.NewLogger(e.stderr, cfg.LogFormat, cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	db, err := dbc.Load(cfg.DBC...)
+	if err != nil {
+		return err
+	}
+	for _, w := range db.Warnings {
+		log.Warn("dbc quirk tolerated", "at", w.String())
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	svc, err := service.New(cfg, db, log, reg)
+	if err != nil {
+		return err
+	}
+	return svc.Run(ctx)
+}

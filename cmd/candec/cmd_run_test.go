@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yukart/candec/internal/brokertest"
+)
+
+// TestRunBadConfig: a bad config stops start-up with one line naming
+// where, the key and what is wrong, and a non-zero exit.
+func TestRunBadConfig(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "candec.yaml")
+	if err := os.WriteFile(conf, []byte("dbc: ../../testdata/yukart.dbc\nqos: 2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	badDBC := filepath.Join(dir, "bad.dbc")
+	if err := os.WriteFile(badDBC, []byte("VERSION \"\"\nBO_ x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"file", nil, []string{"--config", conf}, conf + ":2: qos: must be 0 or 1, got 2"},
+		{"flag fixes the file", nil, []string{"--config", conf, "--qos", "1", "--broker", "ftp://x"}, `flag --broker: broker: bad broker URL "ftp://x"`},
+		{"environment", map[string]string{"CANDEC_CLOCK_LAG": "soon"}, []string{"--dbc", "x.dbc"}, `environment CANDEC_CLOCK_LAG: clock_lag: not a duration`},
+		{"missing DBC", nil, []string{"--dbc", filepath.Join(dir, "none.dbc")}, filepath.Join(dir, "none.dbc")},
+		{"bad DBC", nil, []string{"--dbc", badDBC}, badDBC + ":2:"},
+		{"missing policy", nil, []string{"--dbc", "../../testdata/yukart.dbc", "--policy", filepath.Join(dir, "p.yaml")}, filepath.Join(dir, "p.yaml")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			var stderr bytes.Buffer
+			err := run(context.Background(), env{nil, &bytes.Buffer{}, &stderr}, append([]string{"run"}, tc.args...))
+			if err == nil {
+				t.Fatal("run started; want a start-up error")
+			}
+			if exitCode(err) == 0 || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %q (exit %d); want one line containing %q and a non-zero exit", err, exitCode(err), tc.want)
+			}
+		})
+	}
+}
+
+// TestRunServes: `candec run` against mosquitto says online, and ends
+// cleanly (nil, offline) when its context ends, as on SIGTERM.
+func TestRunServes(t *testing.T) {
+	b := brokertest.Start(t)
+	sub := brokertest.Connect(t, b.URL)
+	sub.Subscribe("yukart/decoder/status")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var stderr bytes.Buffer
+	go func() {
+		done <- run(ctx, env{nil, &bytes.Buffer{}, &stderr}, []string{"run",
+			"--broker", b.URL, "--dbc", "../../testdata/yukart.dbc", "--metrics-addr", "", "--client-id", "cmd-run-test"})
+	}()
+	sub.WaitFor("online", func(m []brokertest.Message) bool { return len(m) > 0 && string(m[len(m)-1].Payload) == "online" })
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run returned %v after a clean stop; want nil (exit 0)\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("run did not stop")
+	}
+	sub.WaitFor("offline", func(m []brokertest.Message) bool { return string(m[len(m)-1].Payload) == "offline" })
+	if !strings.Contains(stderr.String(), "level=INFO msg=connected") {
+		t.Errorf("the log lacks the connection line:\n%s", stderr.String())
+	}
+}

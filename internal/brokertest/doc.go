@@ -1,0 +1,19 @@
+// Package brokertest starts MQTT brokers for tests and gives them a
+// recording MQTT v5 client.
+//
+// Start runs a real mosquitto (found on PATH, or at /usr/sbin/mosquitto
+// where Debian installs it) on a free local port with a generated
+// configuration: anonymous access, no persistence, set_tcp_nodelay (the
+// report's 40 ms tail came from Nagle's algorithm in the broker), and a
+// log file in the test's temporary directory that is printed when the
+// test fails. The broker is stopped by its PID when the test ends.
+// Stop and Restart kill and restart it on the same port, for tests of
+// reconnection.
+//
+// When mosquitto is not installed, Start falls back to the embedded broker
+// of package broker and says so in the test log, unless the environment
+// variable CANDEC_REQUIRE_MOSQUITTO is 1 (CI sets it), in which case the
+// test fails: CI must exercise the broker the car runs. Setting
+// CANDEC_TEST_EMBEDDED_BROKER to 1 uses the embedded broker even where
+// mosquitto is installed, to check the fallback.
+package brokertest

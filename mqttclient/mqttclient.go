@@ -1,0 +1,274 @@
+package mqttclient
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/packets"
+	"github.com/eclipse/paho.golang/paho"
+)
+
+// Defaults filled in by Config.AutopahoConfig.
+const (
+	// DefaultKeepAlive is the MQTT keep-alive interval.
+	DefaultKeepAlive = 30 * time.Second
+	// DefaultConnectTimeout bounds one connection attempt.
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultReconnectMax is the longest wait between two attempts.
+	DefaultReconnectMax = 5 * time.Second
+	// minReconnect is the first wait after a failed attempt.
+	minReconnect = 100 * time.Millisecond
+)
+
+// Errors.
+var (
+	// ErrURL: the broker URL cannot be used.
+	ErrURL = errors.New("mqttclient: bad broker URL")
+	// ErrTLS: the TLS files cannot be used.
+	ErrTLS = errors.New("mqttclient: bad TLS setup")
+)
+
+// Message is a will message. (It has no content type: paho.golang
+// v0.23 leaves a will's properties other than the delay and expiry out
+// of the CONNECT packet.)
+type Message struct {
+	Topic   string
+	Payload []byte
+	QoS     byte
+	Retain  bool
+}
+
+// Config describes one connection to a broker.
+type Config struct {
+	// URL is the broker: mqtt://host:port or mqtts://host:port.
+	URL string
+	// ClientID identifies the client to the broker; it must be unique
+	// among the broker's clients.
+	ClientID string
+	// Username and Password authenticate the client; empty for none.
+	Username, Password string
+	// CAFile is a PEM bundle of the CAs that sign the broker's
+	// certificate (mqtts only; empty means the system's roots).
+	CAFile string
+	// CertFile and KeyFile are a PEM client certificate and key (mqtts
+	// only; both or neither).
+	CertFile, KeyFile string
+	// KeepAlive is the MQTT keep-alive; default DefaultKeepAlive.
+	KeepAlive time.Duration
+	// ConnectTimeout bounds one attempt; default DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// ReconnectMax is the longest wait between attempts; default
+	// DefaultReconnectMax.
+	ReconnectMax time.Duration
+	// Will is published by the broker when the connection drops without
+	// a clean DISCONNECT.
+	Will *Message
+	// OnUp is called on every (re)connection, from autopaho's goroutine:
+	// it must not block.
+	OnUp func(*autopaho.ConnectionManager, *paho.Connack)
+	// OnDown is called when the connection drops; it must not block.
+	OnDown func()
+	// OnConnectError is called when an attempt fails; it must not block.
+	OnConnectError func(error)
+	// OnPublish receives every message; it is called from paho's single
+	// receiving goroutine and must not block for long. The Publish and
+	// its payload belong to the callee.
+	OnPublish func(*paho.Publish)
+}
+
+// AutopahoConfig builds the autopaho configuration: server URL, TLS,
+// credentials, the no-delay dialer, backoff, will and callbacks.
+func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
+	u, err := ParseURL(c.URL)
+	if err != nil {
+		return autopaho.ClientConfig{}, err
+	}
+	var tlsCfg *tls.Config
+	if isTLS(u) {
+		if tlsCfg, err = TLSConfig(c.CAFile, c.CertFile, c.KeyFile); err != nil {
+			return autopaho.ClientConfig{}, err
+		}
+		tlsCfg.ServerName = u.Hostname()
+	} else if c.CAFile != "" || c.CertFile != "" || c.KeyFile != "" {
+		return autopaho.ClientConfig{}, fmt.Errorf("%w: CA, certificate and key files need an mqtts:// URL, got %s", ErrTLS, u.Scheme)
+	}
+	keepAlive := orDefault(c.KeepAlive, DefaultKeepAlive)
+	connectTimeout := orDefault(c.ConnectTimeout, DefaultConnectTimeout)
+	reconnectMax := orDefault(c.ReconnectMax, DefaultReconnectMax)
+	user, pass := c.Username, c.Password
+	if u.User != nil && user == "" {
+		user = u.User.Username()
+		pass, _ = u.User.Password()
+	}
+	cfg := autopaho.ClientConfig{
+		ServerUrls:                    []*url.URL{u},
+		TlsCfg:                        tlsCfg,
+		KeepAlive:                     uint16(min(keepAlive/time.Second, 65535)),
+		CleanStartOnInitialConnection: true,
+		ReconnectBackoff:              backoff(reconnectMax),
+		ConnectTimeout:                connectTimeout,
+		ConnectUsername:               user,
+		ConnectPassword:               []byte(pass),
+		OnConnectionUp:                c.OnUp,
+		OnConnectError:                c.OnConnectError,
+		AttemptConnection: func(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
+			ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+			defer cancel()
+			return Dial(ctx, u, tlsCfg)
+		},
+		ClientConfig: paho.ClientConfig{ClientID: c.ClientID},
+	}
+	if c.OnDown != nil {
+		cfg.OnConnectionDown = func() bool { c.OnDown(); return true }
+	}
+	if c.Will != nil {
+		cfg.WillMessage = &paho.WillMessage{Topic: c.Will.Topic, Payload: c.Will.Payload, QoS: c.Will.QoS, Retain: c.Will.Retain}
+		cfg.WillProperties = &paho.WillProperties{}
+	}
+	if c.OnPublish != nil {
+		on := c.OnPublish
+		cfg.OnPublishReceived = []func(paho.PublishReceived) (bool, error){
+			func(pr paho.PublishReceived) (bool, error) {
+				on(pr.Packet)
+				return true, nil
+			},
+		}
+	}
+	return cfg, nil
+}
+
+// Connect starts an auto-reconnecting connection; it lives until ctx ends
+// or Disconnect is called on the returned manager.
+func Connect(ctx context.Context, c Config) (*autopaho.ConnectionManager, error) {
+	cfg, err := c.AutopahoConfig()
+	if err != nil {
+		return nil, err
+	}
+	cm, err := autopaho.NewConnection(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("mqttclient: %w", err)
+	}
+	return cm, nil
+}
+
+// backoff waits 100 ms after the first failed attempt, then up to twice
+// as long each time, at most max.
+func backoff(max time.Duration) autopaho.Backoff {
+	if max <= minReconnect {
+		return autopaho.NewConstantBackoff(max)
+	}
+	initial := min(5*minReconnect, max)
+	if initial <= minReconnect {
+		initial = max
+	}
+	return autopaho.NewExponentialBackoff(minReconnect, max, initial, 2)
+}
+
+// ParseURL checks a broker URL and fills in the default port.
+func ParseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%w %q: %v", ErrURL, raw, err)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "mqtt", "tcp", "mqtts", "ssl", "tls":
+	default:
+		return nil, fmt.Errorf("%w %q: scheme must be mqtt:// or mqtts://", ErrURL, raw)
+	}
+	if u.Hostname() == "" {
+		return nil, fmt.Errorf("%w %q: no host", ErrURL, raw)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("%w %q: unexpected path or query", ErrURL, raw)
+	}
+	if u.Port() == "" {
+		port := "1883"
+		if isTLS(u) {
+			port = "8883"
+		}
+		u.Host = net.JoinHostPort(u.Hostname(), port)
+	}
+	return u, nil
+}
+
+func isTLS(u *url.URL) bool {
+	switch strings.ToLower(u.Scheme) {
+	case "mqtts", "ssl", "tls":
+		return true
+	}
+	return false
+}
+
+// TLSConfig builds a client TLS configuration from PEM files: caFile (the
+// system roots when empty), and a client certificate when certFile and
+// keyFile are given.
+func TLSConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: CA file: %v", ErrTLS, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: CA file %s: no PEM certificate in it", ErrTLS, caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	if (certFile == "") != (keyFile == "") {
+		return nil, fmt.Errorf("%w: a client certificate needs both the certificate and the key file", ErrTLS)
+	}
+	if certFile != "" {
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: client certificate %s, key %s: %v", ErrTLS, certFile, keyFile, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	}
+	return cfg, nil
+}
+
+// Dial opens the network connection to the broker at u, with TCP_NODELAY
+// set, and TLS when tlsCfg is not nil.
+func Dial(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return nil, err
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		if err := tc.SetNoDelay(true); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("mqttclient: set TCP_NODELAY: %w", err)
+		}
+	}
+	if tlsCfg == nil {
+		// A *net.TCPConn is safe for concurrent writes and writes paho's
+		// header and payload in one writev; a wrapper would split them.
+		return c, nil
+	}
+	tc := tls.Client(c, tlsCfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("mqttclient: TLS handshake with %s: %w", u.Host, err)
+	}
+	// paho writes a packet as several buffers; over TLS they are separate
+	// writes, which the lock keeps together.
+	return packets.NewThreadSafeConn(tc), nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}

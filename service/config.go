@@ -1,0 +1,505 @@
+package service
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/mqttclient"
+	"github.com/yukart/candec/pipeline"
+)
+
+// Defaults of Config; DefaultConfig returns them.
+const (
+	DefaultBroker          = "mqtt://127.0.0.1:1883"
+	DefaultClientID        = "candec"
+	DefaultRawTopic        = "yukart/can/raw"
+	DefaultStatusTopic     = "yukart/decoder/status"
+	DefaultTopicTemplate   = pipeline.DefaultTopicTemplate
+	DefaultEncoding        = "json"
+	DefaultWindowPeriod    = pipeline.DefaultWindowPeriod
+	DefaultMetricsAddr     = "127.0.0.1:9464"
+	DefaultLogFormat       = "text"
+	DefaultLogLevel        = "info"
+	DefaultClockLag        = 100 * time.Millisecond
+	DefaultReconnectMax    = mqttclient.DefaultReconnectMax
+	DefaultShutdownTimeout = 5 * time.Second
+)
+
+// EnvPrefix starts the name of every environment variable that sets a
+// config key: CANDEC_BROKER sets broker, CANDEC_DBC sets dbc.
+const EnvPrefix = "CANDEC_"
+
+// Config is the service's configuration. Every field is one key of the
+// YAML config file, the flag --key (with '-' for '_') and the environment
+// variable CANDEC_KEY; see the package documentation for the table.
+type Config struct {
+	// Broker is the broker URL (mqtt:// or mqtts://).
+	Broker string
+	// ClientID is the service's MQTT client id.
+	ClientID string
+	// Username and Password authenticate to the broker.
+	Username, Password string
+	// CAFile, CertFile and KeyFile configure TLS (mqtts:// only).
+	CAFile, CertFile, KeyFile string
+	// QoS of the raw subscription and the envelopes: 0 or 1.
+	QoS int
+	// RawTopic is the raw batch topic (a filter; wildcards allowed).
+	RawTopic string
+	// StatusTopic carries "online" and "offline", retained.
+	StatusTopic string
+	// TopicTemplate names each signal's topic: {signal}, {message} and
+	// {bus}.
+	TopicTemplate string
+	// Encoding of the envelopes: json or msgpack.
+	Encoding string
+	// WindowTopic enables the window stream on this topic when not empty.
+	WindowTopic string
+	// WindowPeriod is the window stream's window in frame time.
+	WindowPeriod time.Duration
+	// DBC lists the DBC files.
+	DBC []string
+	// Policy is the policy file; empty for the built-in default policy.
+	Policy string
+	// MetricsAddr is where /metrics and /healthz listen; empty for none.
+	MetricsAddr string
+	// LogFormat is text or json; LogLevel debug, info, warn or error.
+	LogFormat, LogLevel string
+	// ClockLag is how far the service's "now" stays behind the frames'
+	// time, measured by the wall clock, when frames stop (see the package
+	// documentation, "Time").
+	ClockLag time.Duration
+	// ReconnectMax is the longest wait between two connection attempts.
+	ReconnectMax time.Duration
+	// ShutdownTimeout bounds the final flush and the "offline" publish.
+	ShutdownTimeout time.Duration
+
+	// origin says where each key was last set ("candec.yaml:7",
+	// "environment CANDEC_QOS", "flag --qos"), for error messages.
+	origin map[string]string
+}
+
+// DefaultConfig returns the configuration with every default set and no
+// DBC file.
+func DefaultConfig() Config {
+	return Config{
+		Broker:          DefaultBroker,
+		ClientID:        DefaultClientID,
+		RawTopic:        DefaultRawTopic,
+		StatusTopic:     DefaultStatusTopic,
+		TopicTemplate:   DefaultTopicTemplate,
+		Encoding:        DefaultEncoding,
+		WindowPeriod:    DefaultWindowPeriod,
+		MetricsAddr:     DefaultMetricsAddr,
+		LogFormat:       DefaultLogFormat,
+		LogLevel:        DefaultLogLevel,
+		ClockLag:        DefaultClockLag,
+		ReconnectMax:    DefaultReconnectMax,
+		ShutdownTimeout: DefaultShutdownTimeout,
+	}
+}
+
+// ErrConfig is wrapped by every configuration error.
+var ErrConfig = errors.New("service: bad config")
+
+// ConfigError is a bad configuration value: where it was set, which key,
+// and what is wrong.
+type ConfigError struct {
+	// Where names the source: "candec.yaml:7", "environment CANDEC_QOS",
+	// "flag --qos", or "" for a default or a missing key.
+	Where string
+	// Key is the config key.
+	Key string
+	// Msg says what is wrong.
+	Msg string
+}
+
+// Error reads like "candec.yaml:7: qos: must be 0 or 1, got 2".
+func (e *ConfigError) Error() string {
+	if e.Where == "" {
+		return "config: " + e.Key + ": " + e.Msg
+	}
+	return e.Where + ": " + e.Key + ": " + e.Msg
+}
+
+// Unwrap returns ErrConfig.
+func (e *ConfigError) Unwrap() error { return ErrConfig }
+
+func (c *Config) errorf(key, format string, args ...any) error {
+	return &ConfigError{Where: c.origin[key], Key: key, Msg: fmt.Sprintf(format, args...)}
+}
+
+// key is one config key: its YAML name and how to set it from text.
+type key struct {
+	name string
+	help string
+	list bool // a list: a YAML sequence, or comma-separated text
+	set  func(c *Config, v string) error
+}
+
+func str(f func(c *Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error { *f(c) = v; return nil }
+}
+
+func dur(f func(c *Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return fmt.Errorf("not a duration (like 100ms or 5s): %q", v)
+		}
+		*f(c) = d
+		return nil
+	}
+}
+
+// keys lists every config key, in the order the documentation gives.
+var keys = []key{
+	{name: "broker", help: "broker URL, mqtt://host:port or mqtts://host:port", set: str(func(c *Config) *string { return &c.Broker })},
+	{name: "client_id", help: "MQTT client id", set: str(func(c *Config) *string { return &c.ClientID })},
+	{name: "username", help: "broker user name", set: str(func(c *Config) *string { return &c.Username })},
+	{name: "password", help: "broker password (prefer CANDEC_PASSWORD to a flag)", set: str(func(c *Config) *string { return &c.Password })},
+	{name: "ca_file", help: "PEM CA bundle for mqtts", set: str(func(c *Config) *string { return &c.CAFile })},
+	{name: "cert_file", help: "PEM client certificate for mqtts", set: str(func(c *Config) *string { return &c.CertFile })},
+	{name: "key_file", help: "PEM client key for mqtts", set: str(func(c *Config) *string { return &c.KeyFile })},
+	{name: "qos", help: "QoS of the raw subscription and the envelopes, 0 or 1", set: func(c *Config, v string) error {
+		q, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("not an integer: %q", v)
+		}
+		c.QoS = q
+		return nil
+	}},
+	{name: "raw_topic", help: "raw batch topic (filter)", set: str(func(c *Config) *string { return &c.RawTopic })},
+	{name: "status_topic", help: "status topic (online/offline, retained)", set: str(func(c *Config) *string { return &c.StatusTopic })},
+	{name: "topic_template", help: "signal topic template: {signal}, {message}, {bus}", set: str(func(c *Config) *string { return &c.TopicTemplate })},
+	{name: "encoding", help: "envelope encoding: json or msgpack", set: str(func(c *Config) *string { return &c.Encoding })},
+	{name: "window_topic", help: "window stream topic; empty for none", set: str(func(c *Config) *string { return &c.WindowTopic })},
+	{name: "window_period", help: "window stream window (frame time)", set: dur(func(c *Config) *time.Duration { return &c.WindowPeriod })},
+	{name: "dbc", help: "DBC files (comma-separated)", list: true, set: func(c *Config, v string) error {
+		c.DBC = nil
+		for _, f := range strings.Split(v, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				c.DBC = append(c.DBC, f)
+			}
+		}
+		return nil
+	}},
+	{name: "policy", help: "policy file; empty for the built-in default", set: str(func(c *Config) *string { return &c.Policy })},
+	{name: "metrics_addr", help: "listen address of /metrics and /healthz; empty for none", set: str(func(c *Config) *string { return &c.MetricsAddr })},
+	{name: "log_format", help: "log format: text or json", set: str(func(c *Config) *string { return &c.LogFormat })},
+	{name: "log_level", help: "log level: debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
+	{name: "clock_lag", help: "how far policy time trails the frames when they stop", set: dur(func(c *Config) *time.Duration { return &c.ClockLag })},
+	{name: "reconnect_max", help: "longest wait between connection attempts", set: dur(func(c *Config) *time.Duration { return &c.ReconnectMax })},
+	{name: "shutdown_timeout", help: "bound on the final flush and offline publish", set: dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+}
+
+func findKey(name string) *key {
+	for i := range keys {
+		if keys[i].name == name {
+			return &keys[i]
+		}
+	}
+	return nil
+}
+
+// FlagName returns the flag of a key: "client_id" is --client-id.
+func FlagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
+
+// EnvName returns the environment variable of a key: "client_id" is
+// CANDEC_CLIENT_ID.
+func EnvName(key string) string { return EnvPrefix + strings.ToUpper(key) }
+
+// Override is one value that replaces a key's value from the file.
+type Override struct {
+	// Where names the source, as in ConfigError.
+	Where string
+	// Key is the config key; Value its text.
+	Key, Value string
+}
+
+// EnvOverrides returns the overrides in environ (os.Environ's form): one
+// per CANDEC_KEY variable of a config key. Other variables, CANDEC_ ones
+// included, are ignored.
+func EnvOverrides(environ []string) []Override {
+	var out []Override
+	for _, kv := range environ {
+		name, v, ok := strings.Cut(kv, "=")
+		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+			continue
+		}
+		k := strings.ToLower(strings.TrimPrefix(name, EnvPrefix))
+		if findKey(k) == nil {
+			continue
+		}
+		out = append(out, Override{Where: "environment " + name, Key: k, Value: v})
+	}
+	return out
+}
+
+// FlagOverrides collects the config flags given on a command line.
+type FlagOverrides struct {
+	list []Override
+}
+
+// RegisterFlags defines a flag for every config key on fs (--broker,
+// --client-id, --dbc, …) and returns what the command line sets, in
+// order.
+func RegisterFlags(fs *flag.FlagSet) *FlagOverrides {
+	fo := &FlagOverrides{}
+	for _, k := range keys {
+		name := FlagName(k.name)
+		fs.Func(name, k.help+" (env "+EnvName(k.name)+")", func(v string) error {
+			fo.list = append(fo.list, Override{Where: "flag --" + name, Key: k.name, Value: v})
+			return nil
+		})
+	}
+	return fo
+}
+
+// Overrides returns the flags given, in command-line order.
+func (fo *FlagOverrides) Overrides() []Override {
+	if fo == nil {
+		return nil
+	}
+	return fo.list
+}
+
+// LoadConfig builds the configuration: the defaults, then the YAML file
+// at path (when not empty), then each override in order (the
+// environment's, then the flags'), then Validate. Every error names the
+// file and line, the environment variable or the flag, the key, and what
+// is wrong.
+func LoadConfig(path string, overrides ...[]Override) (Config, error) {
+	c := DefaultConfig()
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
+		}
+		if err := c.parseYAML(path, data); err != nil {
+			return Config{}, err
+		}
+	}
+	for _, list := range overrides {
+		for _, o := range list {
+			if err := c.Set(o); err != nil {
+				return Config{}, err
+			}
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	return c, nil
+}
+
+// Set sets one key from text, remembering where the value came from.
+func (c *Config) Set(o Override) error {
+	k := findKey(o.Key)
+	if k == nil {
+		return &ConfigError{Where: o.Where, Key: o.Key, Msg: "unknown key (known: " + keyNames() + ")"}
+	}
+	if err := k.set(c, o.Value); err != nil {
+		return &ConfigError{Where: o.Where, Key: o.Key, Msg: err.Error()}
+	}
+	c.setOrigin(o.Key, o.Where)
+	return nil
+}
+
+func (c *Config) setOrigin(key, where string) {
+	if c.origin == nil {
+		c.origin = make(map[string]string)
+	}
+	c.origin[key] = where
+}
+
+func keyNames() string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// parseYAML applies a YAML mapping of keys to c. Unknown keys, duplicate
+// keys and values of the wrong shape are errors naming file and line.
+func (c *Config) parseYAML(file string, data []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		// yaml.v3 says "yaml: line 3: did not find expected key".
+		msg, where := strings.TrimPrefix(err.Error(), "yaml: "), file
+		if rest, ok := strings.CutPrefix(msg, "line "); ok {
+			if n, text, ok := strings.Cut(rest, ": "); ok {
+				if _, err := strconv.Atoi(n); err == nil {
+					where, msg = file+":"+n, text
+				}
+			}
+		}
+		return &ConfigError{Where: where, Key: "(file)", Msg: msg}
+	}
+	if len(doc.Content) == 0 {
+		return nil // an empty file sets nothing
+	}
+	root := doc.Content[0]
+	if root.Kind != yaml.MappingNode {
+		return &ConfigError{Where: fmt.Sprintf("%s:%d", file, root.Line), Key: "(file)", Msg: "want a mapping of config keys"}
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		kn, vn := root.Content[i], root.Content[i+1]
+		where := fmt.Sprintf("%s:%d", file, kn.Line)
+		name := kn.Value
+		if seen[name] {
+			return &ConfigError{Where: where, Key: name, Msg: "set twice"}
+		}
+		seen[name] = true
+		k := findKey(name)
+		if k == nil {
+			return &ConfigError{Where: where, Key: name, Msg: "unknown key (known: " + keyNames() + ")"}
+		}
+		var text string
+		switch {
+		case vn.Kind == yaml.ScalarNode:
+			text = vn.Value
+			if vn.Tag == "!!null" {
+				text = ""
+			}
+		case vn.Kind == yaml.SequenceNode && k.list:
+			items := make([]string, 0, len(vn.Content))
+			for _, it := range vn.Content {
+				if it.Kind != yaml.ScalarNode || strings.Contains(it.Value, ",") {
+					return &ConfigError{Where: fmt.Sprintf("%s:%d", file, it.Line), Key: name, Msg: "want a file name"}
+				}
+				items = append(items, it.Value)
+			}
+			text = strings.Join(items, ",")
+		default:
+			want := "a single value"
+			if k.list {
+				want = "a list or a single value"
+			}
+			return &ConfigError{Where: where, Key: name, Msg: "want " + want}
+		}
+		if err := c.Set(Override{Where: where, Key: name, Value: text}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Validate reports the first bad value, naming where it was set.
+func (c *Config) Validate() error {
+	u, err := mqttclient.ParseURL(c.Broker)
+	if err != nil {
+		return c.errorf("broker", "%s", strings.TrimPrefix(err.Error(), "mqttclient: "))
+	}
+	tls := u.Scheme != "mqtt" && u.Scheme != "tcp"
+	if c.ClientID == "" {
+		return c.errorf("client_id", "must not be empty")
+	}
+	for _, k := range []struct {
+		key, file string
+	}{{"ca_file", c.CAFile}, {"cert_file", c.CertFile}, {"key_file", c.KeyFile}} {
+		if k.file != "" && !tls {
+			return c.errorf(k.key, "needs an mqtts:// broker URL, got %s", c.Broker)
+		}
+	}
+	if (c.CertFile == "") != (c.KeyFile == "") {
+		if c.CertFile == "" {
+			return c.errorf("key_file", "needs cert_file too")
+		}
+		return c.errorf("cert_file", "needs key_file too")
+	}
+	if c.QoS != 0 && c.QoS != 1 {
+		return c.errorf("qos", "must be 0 or 1, got %d", c.QoS)
+	}
+	if err := checkFilter(c.RawTopic); err != nil {
+		return c.errorf("raw_topic", "%v", err)
+	}
+	if err := checkTopic(c.StatusTopic); err != nil {
+		return c.errorf("status_topic", "%v", err)
+	}
+	if err := (pipeline.Config{TopicTemplate: c.TopicTemplate}).Validate(); err != nil {
+		return c.errorf("topic_template", "%s", strings.TrimPrefix(err.Error(), "pipeline: "))
+	}
+	if _, err := envelope.ParseEncoding(c.Encoding); err != nil {
+		return c.errorf("encoding", "%s", strings.TrimPrefix(err.Error(), "envelope: "))
+	}
+	if c.WindowTopic != "" {
+		if err := checkTopic(c.WindowTopic); err != nil {
+			return c.errorf("window_topic", "%v", err)
+		}
+		if c.WindowPeriod <= 0 {
+			return c.errorf("window_period", "must be positive, got %v", c.WindowPeriod)
+		}
+	}
+	if len(c.DBC) == 0 {
+		return c.errorf("dbc", "no DBC file given (set dbc in the config file, CANDEC_DBC or --dbc)")
+	}
+	if c.MetricsAddr != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
+			return c.errorf("metrics_addr", "want host:port or :port, got %q", c.MetricsAddr)
+		}
+	}
+	if !slices.Contains([]string{"text", "json"}, c.LogFormat) {
+		return c.errorf("log_format", "must be text or json, got %q", c.LogFormat)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		return c.errorf("log_level", "%v", err)
+	}
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"clock_lag", c.ClockLag}, {"reconnect_max", c.ReconnectMax}, {"shutdown_timeout", c.ShutdownTimeout}} {
+		if d.v < 0 {
+			return c.errorf(d.key, "must not be negative, got %v", d.v)
+		}
+	}
+	if c.ReconnectMax == 0 {
+		return c.errorf("reconnect_max", "must be positive")
+	}
+	return nil
+}
+
+// checkTopic reports a topic that cannot be published on.
+func checkTopic(t string) error {
+	switch {
+	case t == "":
+		return errors.New("must not be empty")
+	case strings.ContainsAny(t, "+#\x00"):
+		return fmt.Errorf("%q contains a wildcard or NUL", t)
+	case !utf8.ValidString(t):
+		return fmt.Errorf("%q is not UTF-8", t)
+	}
+	return nil
+}
+
+// checkFilter reports a topic filter a broker would refuse.
+func checkFilter(f string) error {
+	switch {
+	case f == "":
+		return errors.New("must not be empty")
+	case strings.Contains(f, "\x00") || !utf8.ValidString(f):
+		return fmt.Errorf("%q is not valid UTF-8 text", f)
+	}
+	levels := strings.Split(f, "/")
+	for i, l := range levels {
+		if strings.Contains(l, "#") && (l != "#" || i != len(levels)-1) {
+			return fmt.Errorf("%q: # must be a whole last level", f)
+		}
+		if strings.Contains(l, "+") && l != "+" {
+			return fmt.Errorf("%q: + must be a whole level", f)
+		}
+	}
+	return nil
+}

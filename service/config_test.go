@@ -1,0 +1,124 @@
+package service
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func writeFile(t *testing.T, name, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestExampleConfigLoads(t *testing.T) {
+	c, err := LoadConfig("../examples/candec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig()
+	want.DBC = []string{"testdata/yukart.dbc"}
+	c.origin, want.origin = nil, nil
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("examples/candec.yaml gives\n%+v\nwant the defaults with its dbc\n%+v", c, want)
+	}
+}
+
+// TestConfigPrecedence: defaults < file < environment < flags.
+func TestConfigPrecedence(t *testing.T) {
+	file := writeFile(t, "candec.yaml", "broker: mqtt://file:1883\nqos: 1\ndbc: [a.dbc, b.dbc]\nclock_lag: 1s\n")
+	env := EnvOverrides([]string{"CANDEC_BROKER=mqtt://env:1883", "CANDEC_DBC=c.dbc, d.dbc", "CANDEC_REALDATA=/x", "PATH=/bin"})
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	flags := RegisterFlags(fs)
+	if err := fs.Parse([]string{"--broker", "mqtts://flag", "--client-id", "car7"}); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(file, env, flags.Overrides())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		got, want any
+	}{
+		{"broker (flag over env over file)", c.Broker, "mqtts://flag"},
+		{"client_id (flag)", c.ClientID, "car7"},
+		{"dbc (env over file)", c.DBC, []string{"c.dbc", "d.dbc"}},
+		{"qos (file)", c.QoS, 1},
+		{"clock_lag (file)", c.ClockLag, time.Second},
+		{"raw_topic (default)", c.RawTopic, DefaultRawTopic},
+	} {
+		if !reflect.DeepEqual(tc.got, tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+// TestConfigErrors: one line naming where, the key and what is wrong.
+func TestConfigErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string
+		env  []string
+		want string // the error after the file name
+	}{
+		{"bad qos", "dbc: x.dbc\nqos: 2\n", nil, ":2: qos: must be 0 or 1, got 2"},
+		{"unknown key", "dbc: x.dbc\nbrokr: mqtt://x\n", nil, ":2: brokr: unknown key (known: broker, client_id,"},
+		{"set twice", "dbc: x.dbc\nqos: 0\nqos: 1\n", nil, ":3: qos: set twice"},
+		{"bad duration", "dbc: x.dbc\nclock_lag: soon\n", nil, `:2: clock_lag: not a duration (like 100ms or 5s): "soon"`},
+		{"not a mapping", "- a\n- b\n", nil, ":1: (file): want a mapping of config keys"},
+		{"list for a scalar", "dbc: x.dbc\nbroker: [a, b]\n", nil, ":2: broker: want a single value"},
+		{"bad scheme", "dbc: x.dbc\nbroker: http://x\n", nil, `:2: broker: bad broker URL "http://x": scheme must be mqtt:// or mqtts://`},
+		{"tls file without mqtts", "dbc: x.dbc\nca_file: ca.pem\n", nil, ":2: ca_file: needs an mqtts:// broker URL, got mqtt://127.0.0.1:1883"},
+		{"cert without key", "dbc: x.dbc\nbroker: mqtts://x\ncert_file: c.pem\n", nil, ":3: cert_file: needs key_file too"},
+		{"wildcard status topic", "dbc: x.dbc\nstatus_topic: a/+\n", nil, `:2: status_topic: "a/+" contains a wildcard or NUL`},
+		{"bad raw filter", "dbc: x.dbc\nraw_topic: a/#/b\n", nil, `:2: raw_topic: "a/#/b": # must be a whole last level`},
+		{"bad template", "dbc: x.dbc\ntopic_template: car/{sig}\n", nil, ":2: topic_template: "},
+		{"bad encoding", "dbc: x.dbc\nencoding: xml\n", nil, `:2: encoding: unknown encoding "xml" (want json or msgpack)`},
+		{"bad log format", "dbc: x.dbc\nlog_format: xml\n", nil, `:2: log_format: must be text or json, got "xml"`},
+		{"bad log level", "dbc: x.dbc\nlog_level: loud\n", nil, `:2: log_level: must be debug, info, warn or error, got "loud"`},
+		{"bad metrics addr", "dbc: x.dbc\nmetrics_addr: 9464\n", nil, `:2: metrics_addr: want host:port or :port, got "9464"`},
+		{"no dbc", "qos: 0\n", nil, "config: dbc: no DBC file given"},
+		{"env names the variable", "dbc: x.dbc\n", []string{"CANDEC_QOS=high"}, `environment CANDEC_QOS: qos: not an integer: "high"`},
+		{"yaml syntax", "dbc: [x.dbc\n", nil, ":1: (file): did not find expected ',' or ']'"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeFile(t, "candec.yaml", tc.file)
+			_, err := LoadConfig(path, EnvOverrides(tc.env))
+			if err == nil {
+				t.Fatalf("got no error, want %q", tc.want)
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Errorf("error %v does not wrap ErrConfig", err)
+			}
+			msg := err.Error()
+			if len(msg) > len(path) && msg[:len(path)] == path {
+				msg = msg[len(path):]
+			}
+			if len(msg) < len(tc.want) || msg[:len(tc.want)] != tc.want {
+				t.Errorf("got %q, want it to start with %q", err.Error(), tc.want)
+			}
+		})
+	}
+}
+
+func TestFlagNames(t *testing.T) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	RegisterFlags(fs)
+	for _, k := range keys {
+		if fs.Lookup(FlagName(k.name)) == nil {
+			t.Errorf("no flag --%s for key %s", FlagName(k.name), k.name)
+		}
+	}
+	if got := EnvName("client_id"); got != "CANDEC_CLIENT_ID" {
+		t.Errorf("EnvName(client_id) = %s, want CANDEC_CLIENT_ID", got)
+	}
+}

@@ -1,0 +1,134 @@
+// Package service is candec's production service, `candec run`: it
+// subscribes to the raw CAN batches on the broker, decodes them, runs
+// every signal value through its policy (package pipeline) and publishes
+// the envelopes, one retained topic per signal.
+//
+// # Data path
+//
+//	MQTT client ──copy──▶ input queue ──▶ engine goroutine ──▶ outbox ──▶ publisher goroutine ──▶ broker
+//	(raw batches)         (256 batches)   rawbatch.Parse,       per topic: up to 8 waiting
+//	                                      seq loss, pipeline     (1 while disconnected)
+//
+// The MQTT client's receiving goroutine never waits for the decoder: it
+// copies each batch into a free buffer of the input queue, and when the
+// queue is full it drops the batch and counts its frames
+// (candec_raw_frames_dropped_total). Lost frames are counted from gaps in
+// the batches' seq; a seq that goes backwards is a bridge restart, not
+// loss. Invalid batches are counted and logged at most once every 10 s;
+// they never stop the service.
+//
+// One goroutine owns the pipeline engine. Its envelopes go to the
+// outbox, which holds, per topic, the envelopes not yet handed to the
+// broker, and a FIFO of topics in the order they came; a publisher
+// goroutine drains it. While the broker is connected a topic may have up
+// to 8 envelopes waiting (the engine handles a batch at once and may
+// publish a topic several times in it, so the publisher, running beside
+// it, has a batch's time to catch up); while it is not, only the latest:
+// memory stays bounded by the number of topics however long the broker
+// is away, and what the broker gets on its return is each topic's latest
+// value. An envelope dropped for a newer one is counted
+// (candec_envelopes_suppressed_total{reason="coalesced"}) and shows up as
+// a seq gap to subscribers.
+//
+// # Time
+//
+// Policy time is frame time. Frames move the engine's clock; when they
+// stop, a 10 ms ticker moves it to the watermark
+//
+//	now = newest frame timestamp + wall time since its batch arrived − clock_lag
+//
+// so trailing values, heartbeats and stale marks still come out on a
+// silent bus. The clock lag (default 100 ms) keeps the watermark behind
+// any frame still in flight: as long as no batch arrives more than
+// clock_lag late, the live service publishes exactly the envelopes
+// (value, ts, seq) that an offline run of the same frames through the
+// pipeline publishes (tested in equivalence_test.go). The price is that
+// on a silent bus those envelopes leave clock_lag later.
+//
+// # Connection
+//
+// MQTT v5 through package mqttclient (autopaho), with TCP_NODELAY and
+// reconnection with exponential backoff up to reconnect_max. The will is
+// "offline", retained, on the status topic. On every connection the
+// service publishes "online" (retained, QoS 1), then — on a reconnect —
+// republishes every signal's last envelope (the broker may have lost its
+// retained messages), then subscribes to the raw topic. Envelopes are
+// published retained at the configured QoS with the MQTT v5 content type
+// of their encoding (application/json or application/msgpack); the
+// window stream is not retained.
+//
+// On shutdown (the context ends, on SIGINT or SIGTERM in `candec run`)
+// the engine decodes the batches already queued, flushes the values its
+// rate caps still hold back, the publisher hands everything to the
+// broker, publishes "offline" and disconnects cleanly, all within
+// shutdown_timeout; Run then returns nil.
+//
+// # Metrics
+//
+// With metrics_addr set, /metrics serves the Prometheus metrics (on the
+// registry passed to New) and /healthz answers 200 while the broker
+// connection is up and 503 otherwise. The metrics:
+//
+//	candec_raw_batches_total               batches received, valid or not
+//	candec_raw_frames_total                frames in valid batches
+//	candec_raw_frames_lost_total           frames lost, from seq gaps
+//	candec_raw_frames_dropped_total        frames dropped here (input queue full)
+//	candec_raw_batches_invalid_total       batches that failed validation
+//	candec_bridge_restarts_total           times the batch seq went backwards
+//	candec_frames_unknown_id_total         frames of IDs not in the DBC
+//	candec_frames_decoded_total            frames decoded
+//	candec_values_decoded_total            signal values decoded
+//	candec_envelopes_published_total{kind} value, trailing, heartbeat, stale, flush, republish, window
+//	candec_envelopes_suppressed_total{reason} cap, unchanged, coalesced
+//	candec_heartbeats_total                heartbeat envelopes
+//	candec_stale_marks_total               stale envelopes
+//	candec_publish_errors_total            failed publishes (retried)
+//	candec_publish_queue_depth             topics waiting for the broker
+//	candec_broker_connected                1 while connected
+//	candec_broker_connections_total        connections made
+//	candec_publish_latency_seconds         frame timestamp → publish (value, trailing, flush)
+//
+// # Configuration
+//
+// LoadConfig reads a YAML file of the keys below (examples/candec.yaml
+// has them all), then the environment variables, then the flags, each
+// overriding the one before. Key foo_bar is the flag --foo-bar and the
+// variable CANDEC_FOO_BAR; dbc takes a YAML list or comma-separated
+// names.
+//
+//	key               default                   meaning
+//	broker            mqtt://127.0.0.1:1883     broker URL, mqtt:// or mqtts://
+//	client_id         candec                    MQTT client id
+//	username          (none)                    broker user
+//	password          (none)                    broker password (use CANDEC_PASSWORD)
+//	ca_file           (system roots)            PEM CA bundle (mqtts)
+//	cert_file         (none)                    PEM client certificate (mqtts)
+//	key_file          (none)                    PEM client key (mqtts)
+//	qos               0                         QoS of the subscription and envelopes, 0 or 1
+//	raw_topic         yukart/can/raw            raw batch topic (a filter)
+//	status_topic      yukart/decoder/status     online/offline, retained
+//	topic_template    yukart/vehicle/{signal}   signal topics: {signal}, {message}, {bus}
+//	encoding          json                      json or msgpack
+//	window_topic      (none: off)               window stream topic
+//	window_period     10ms                      window stream window, frame time
+//	dbc               (required)                DBC files
+//	policy            (built-in default)        policy file (docs/policy.md)
+//	metrics_addr      127.0.0.1:9464            /metrics and /healthz; empty: off
+//	log_format        text                      text or json
+//	log_level         info                      debug, info, warn, error
+//	clock_lag         100ms                     how far policy time trails the frames when they stop
+//	reconnect_max     5s                        longest wait between connection attempts
+//	shutdown_timeout  5s                        bound on the final flush and "offline"
+//
+// A bad value stops start-up with one line that names where it was set,
+// the key, and what is wrong:
+//
+//	candec.yaml:7: qos: must be 0 or 1, got 2
+//	environment CANDEC_CLOCK_LAG: clock_lag: not a duration (like 100ms or 5s): "fast"
+//
+// # Cost
+//
+// In steady state the service allocates nothing per frame or per
+// envelope of its own (pinned by TestHandleBatchAllocs); the MQTT client
+// allocates a packet per publish and per received batch.
+package service

@@ -1,0 +1,118 @@
+package service
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/yukart/candec/pipeline"
+)
+
+// Reasons an envelope was not published, the label of
+// candec_envelopes_suppressed_total.
+const (
+	// reasonCap: a rate cap held the value back and a newer one replaced
+	// it (the latest value is published when the cap's window closes).
+	reasonCap = "cap"
+	// reasonUnchanged: the value was within the on-change deadband.
+	reasonUnchanged = "unchanged"
+	// reasonCoalesced: the broker did not take the envelope before the
+	// next one for the same topic replaced it (a slow or absent broker);
+	// subscribers see the gap in seq.
+	reasonCoalesced = "coalesced"
+)
+
+// metrics are the service's Prometheus metrics. Counters are resolved
+// once, so updating them never allocates.
+type metrics struct {
+	rawBatches     prometheus.Counter
+	rawFrames      prometheus.Counter
+	rawLost        prometheus.Counter
+	rawDropped     prometheus.Counter
+	rawInvalid     prometheus.Counter
+	bridgeRestarts prometheus.Counter
+	unknownID      prometheus.Counter
+	decoded        prometheus.Counter
+	values         prometheus.Counter
+	published      []prometheus.Counter // by pipeline.OutKind
+	suppressedCap  prometheus.Counter
+	suppressedSame prometheus.Counter
+	coalesced      prometheus.Counter
+	heartbeats     prometheus.Counter
+	staleMarks     prometheus.Counter
+	publishErrors  prometheus.Counter
+	connections    prometheus.Counter
+	latency        prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64) (*metrics, error) {
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
+	m := &metrics{
+		rawBatches:     counter("candec_raw_batches_total", "Raw batches received from the broker, valid or not."),
+		rawFrames:      counter("candec_raw_frames_total", "Frames in valid raw batches."),
+		rawLost:        counter("candec_raw_frames_lost_total", "Raw frames lost before decoding, from gaps in the batches' seq (includes candec_raw_frames_dropped_total)."),
+		rawDropped:     counter("candec_raw_frames_dropped_total", "Raw frames dropped by the service because its input queue was full."),
+		rawInvalid:     counter("candec_raw_batches_invalid_total", "Raw batches that failed validation and were ignored."),
+		bridgeRestarts: counter("candec_bridge_restarts_total", "Times the raw batches' seq went backwards (the bridge restarted)."),
+		unknownID:      counter("candec_frames_unknown_id_total", "Frames whose CAN ID is not in the DBC."),
+		decoded:        counter("candec_frames_decoded_total", "Frames of a message in the DBC, decoded."),
+		values:         counter("candec_values_decoded_total", "Signal values decoded."),
+		heartbeats:     counter("candec_heartbeats_total", "Heartbeat envelopes: the current value again after a quiet period."),
+		staleMarks:     counter("candec_stale_marks_total", "Envelopes flagged stale because a message's frames stopped."),
+		publishErrors:  counter("candec_publish_errors_total", "Publishes the MQTT client failed (the message is retried)."),
+		connections:    counter("candec_broker_connections_total", "Connections made to the broker (the first and every reconnect)."),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "candec_publish_latency_seconds",
+			Help:    "From a value's frame timestamp to its publish, for new, trailing and flushed values.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14), // 0.5 ms … 4 s
+		}),
+	}
+	pub := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "candec_envelopes_published_total",
+		Help: "Envelopes handed to the broker, by why they were published (kind=window counts window-stream messages).",
+	}, []string{"kind"})
+	for _, k := range pipeline.Kinds() {
+		m.published = append(m.published, pub.WithLabelValues(k.String()))
+	}
+	sup := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "candec_envelopes_suppressed_total",
+		Help: "Values not published: held back by a rate cap and replaced (cap), within the on-change deadband (unchanged), or replaced before a slow broker took them (coalesced).",
+	}, []string{"reason"})
+	m.suppressedCap = sup.WithLabelValues(reasonCap)
+	m.suppressedSame = sup.WithLabelValues(reasonUnchanged)
+	m.coalesced = sup.WithLabelValues(reasonCoalesced)
+
+	cs := []prometheus.Collector{
+		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, m.rawInvalid, m.bridgeRestarts,
+		m.unknownID, m.decoded, m.values, m.heartbeats, m.staleMarks, m.publishErrors,
+		m.connections, m.latency, pub, sup,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "candec_publish_queue_depth",
+			Help: "Topics with an envelope waiting for the broker (at most one per topic: the latest wins).",
+		}, queueDepth),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "candec_broker_connected",
+			Help: "1 while the service is connected to the broker.",
+		}, connected),
+	}
+	for _, c := range cs {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("service: register metrics: %w", err)
+		}
+	}
+	return m, nil
+}
+
+// add moves the engine's counters into the metrics: the difference
+// between two snapshots of its Stats.
+func (m *metrics) add(prev, cur *pipeline.Stats) {
+	m.decoded.Add(float64(cur.Decoded - prev.Decoded))
+	m.unknownID.Add(float64(cur.Unknown - prev.Unknown))
+	m.values.Add(float64(cur.Values - prev.Values))
+	m.suppressedCap.Add(float64(cur.SuppressedCap - prev.SuppressedCap))
+	m.suppressedSame.Add(float64(cur.SuppressedUnchanged - prev.SuppressedUnchanged))
+	m.heartbeats.Add(float64(cur.Published(pipeline.KindHeartbeat) - prev.Published(pipeline.KindHeartbeat)))
+	m.staleMarks.Add(float64(cur.Published(pipeline.KindStale) - prev.Published(pipeline.KindStale)))
+}

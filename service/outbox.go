@@ -1,0 +1,184 @@
+package service
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/yukart/candec/pipeline"
+)
+
+// topicDepth is how many envelopes of one topic may wait for the broker
+// while it is connected: the engine handles a whole batch at once and
+// may publish a topic more than once per batch; the publisher, running
+// beside it, catches up before the next batch.
+const topicDepth = 8
+
+// outbox holds what waits for the broker: per topic, a small FIFO of
+// envelopes not yet handed to the MQTT client (at most topicDepth while
+// connected, only the latest while not), and one FIFO of topic indexes in
+// the order the envelopes came. However long the broker is away, it
+// holds at most one envelope per topic: the latest value wins. An
+// envelope dropped for a newer one is counted ("coalesced"), and
+// subscribers see it as a gap in seq.
+//
+//	engine ──put──▶ queue[topic] ──▶ order FIFO ──take──▶ publisher ──▶ broker
+//
+// The engine goroutine puts, the publisher goroutine takes; payload
+// buffers are swapped between the queues and the publisher, so nothing
+// is allocated once they have grown to the largest envelope.
+type outbox struct {
+	mu    sync.Mutex
+	qs    []topicQueue
+	depth int     // the current limit per topic: topicDepth or 1
+	order []int32 // topic indexes, one per waiting envelope, oldest first
+	head  int
+	n     int
+	total atomic.Int64 // n, readable without the lock (the queue depth gauge)
+	// wake has room for one signal: put leaves one when the order FIFO
+	// goes from empty to not empty.
+	wake chan struct{}
+}
+
+// topicQueue is one topic's waiting envelopes, oldest first.
+type topicQueue struct {
+	msgs    [topicDepth]msg
+	head, n int
+}
+
+// msg is one message to publish, as the engine produced it.
+type msg struct {
+	slot    int
+	topic   string
+	retain  bool
+	kind    pipeline.OutKind
+	ts      int64
+	seq     uint64
+	payload []byte
+}
+
+func newOutbox(topics int) *outbox {
+	return &outbox{
+		qs:    make([]topicQueue, topics),
+		depth: 1,
+		order: make([]int32, topics*topicDepth),
+		wake:  make(chan struct{}, 1),
+	}
+}
+
+// put copies o into topic i's queue and returns how many waiting
+// envelopes it dropped to make room (0 or 1).
+func (b *outbox) put(i int, o *pipeline.Out, retain bool) (dropped int) {
+	b.mu.Lock()
+	q := &b.qs[i]
+	if q.n >= b.depth {
+		// Drop the oldest; the order FIFO keeps its entry, which now
+		// stands for the next oldest.
+		q.head = (q.head + 1) % topicDepth
+		q.n--
+		dropped = 1
+	} else {
+		b.order[(b.head+b.n)%len(b.order)] = int32(i)
+		b.n++
+		b.total.Store(int64(b.n))
+	}
+	m := &q.msgs[(q.head+q.n)%topicDepth]
+	q.n++
+	m.slot, m.topic, m.retain, m.kind, m.ts, m.seq = i, o.Topic, retain, o.Kind, o.TS, o.Seq
+	m.payload = append(m.payload[:0], o.Payload...)
+	wasEmpty := b.n == 1 && dropped == 0
+	b.mu.Unlock()
+	if wasEmpty {
+		select {
+		case b.wake <- struct{}{}:
+		default:
+		}
+	}
+	return dropped
+}
+
+// take removes the oldest waiting message. Its payload is a queue's
+// buffer; the queue keeps spare instead, for a later put. ok is false
+// when nothing waits.
+func (b *outbox) take(spare []byte) (m msg, ok bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.n == 0 {
+		return msg{}, false
+	}
+	i := b.order[b.head]
+	b.head = (b.head + 1) % len(b.order)
+	b.n--
+	b.total.Store(int64(b.n))
+	q := &b.qs[i]
+	p := &q.msgs[q.head]
+	m = *p
+	p.payload = spare[:0]
+	q.head = (q.head + 1) % topicDepth
+	q.n--
+	return m, true
+}
+
+// giveBack returns a message the broker did not take to the front of the
+// queues, unless its topic's queue is full (then the newer ones win and
+// giveBack reports dropped). It returns a spare buffer for the caller.
+func (b *outbox) giveBack(m msg) (spare []byte, dropped bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	q := &b.qs[m.slot]
+	if q.n >= b.depth {
+		return m.payload, true
+	}
+	q.head = (q.head - 1 + topicDepth) % topicDepth
+	q.n++
+	p := &q.msgs[q.head]
+	spare = p.payload
+	*p = m
+	b.head = (b.head - 1 + len(b.order)) % len(b.order)
+	b.order[b.head] = int32(m.slot)
+	b.n++
+	b.total.Store(int64(b.n))
+	return spare, false
+}
+
+// setConnected sets the limit per topic: topicDepth while the broker is
+// connected, only the latest envelope while it is not. Going down drops
+// all but the latest of each topic at once and returns how many.
+func (b *outbox) setConnected(up bool) (dropped int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if up {
+		b.depth = topicDepth
+		return 0
+	}
+	b.depth = 1
+	excess := map[int32]int{}
+	for i := range b.qs {
+		q := &b.qs[i]
+		if q.n > 1 {
+			excess[int32(i)] = q.n - 1
+			dropped += q.n - 1
+			q.head = (q.head + q.n - 1) % topicDepth
+			q.n = 1
+		}
+	}
+	if dropped == 0 {
+		return 0
+	}
+	// Remove one order entry per dropped envelope, the oldest ones.
+	kept := 0
+	for k := range b.n {
+		i := b.order[(b.head+k)%len(b.order)]
+		if excess[i] > 0 {
+			excess[i]--
+			continue
+		}
+		b.order[(b.head+kept)%len(b.order)] = i
+		kept++
+	}
+	b.n = kept
+	b.total.Store(int64(b.n))
+	return dropped
+}
+
+// len returns the number of waiting messages.
+func (b *outbox) len() int { return int(b.total.Load()) }

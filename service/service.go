@@ -1,0 +1,602 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/mqttclient"
+	"github.com/yukart/candec/pipeline"
+	"github.com/yukart/candec/rawbatch"
+)
+
+// Status payloads of the status topic.
+const (
+	StatusOnline  = "online"
+	StatusOffline = "offline"
+	// statusContentType is the MQTT v5 content type of status messages.
+	statusContentType = "text/plain"
+)
+
+// Internal sizes and periods.
+const (
+	// inQueue is how many raw batches may wait for the engine: 2.5 s of
+	// 10 ms batches. When it is full, batches are dropped and counted.
+	inQueue = 256
+	// tick is how often the engine's clock is moved on while frames are
+	// quiet, and how often its counters reach the metrics.
+	tick = 10 * time.Millisecond
+	// opTimeout bounds a status publish and the subscription.
+	opTimeout = 10 * time.Second
+	// retryDelay is the pause after a failed publish before the next try.
+	retryDelay = 100 * time.Millisecond
+	// badBatchLogPeriod is the least time between two log lines about
+	// invalid batches.
+	badBatchLogPeriod = 10 * time.Second
+)
+
+// Errors.
+var (
+	// ErrRunning: Run was called a second time.
+	ErrRunning = errors.New("service: Run called twice")
+	// ErrGatherer: metrics_addr needs a Registerer that is also a
+	// prometheus.Gatherer (such as a *prometheus.Registry).
+	ErrGatherer = errors.New("service: metrics_addr set but the registerer is not a prometheus.Gatherer")
+)
+
+// Service is the decoder service. Build it with New and run it with Run.
+type Service struct {
+	cfg     Config
+	log     *slog.Logger
+	m       *metrics
+	engine  *pipeline.Engine
+	out     *outbox
+	window  int // the window stream's outbox slot
+	gather  prometheus.Gatherer
+	mqttCfg mqttclient.Config
+	qos     byte
+	ctype   string // the envelopes' content type
+
+	// Between the MQTT client's receiving goroutine and the engine
+	// goroutine: batches travel in buffers that come back through free.
+	in   chan []byte
+	free chan []byte
+
+	up        chan struct{} // a connection came up (room for one)
+	connMu    sync.Mutex
+	connCtx   context.Context    // ends when the current connection drops
+	connEnd   context.CancelFunc // ends connCtx
+	republish chan chan struct{} // the publisher asks the engine to republish; closed when done
+	connected atomic.Bool
+	running   atomic.Bool
+	cm        *autopaho.ConnectionManager                // set by Run before its goroutines start
+	conn      atomic.Pointer[autopaho.ConnectionManager] // cm, for other goroutines (tests)
+
+	// Owned by the engine goroutine.
+	seq      rawbatch.SeqTracker
+	f        frame.Frame
+	lastTS   int64     // the newest frame time seen
+	lastWall time.Time // when the batch that brought it was handled
+	started  bool      // a frame has been seen
+	stats    pipeline.Stats
+	badLog   rateLimit
+
+	// now is the wall clock; tests replace it.
+	now func() time.Time
+}
+
+// New builds the service: it validates cfg, loads the policy file,
+// compiles every signal's policy and topic against db, checks the TLS
+// files and registers the metrics on reg. Errors name the file, key or
+// line at fault.
+func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Registerer) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	enc, _ := envelope.ParseEncoding(cfg.Encoding) // checked by Validate
+	pcfg := pipeline.Config{
+		TopicTemplate: cfg.TopicTemplate,
+		Encoding:      enc,
+		// A new epoch at each start lets subscribers tell this run's
+		// seq from the previous run's.
+		Epoch: uint64(time.Now().UnixNano()),
+	}
+	if cfg.Policy != "" {
+		p, err := pipeline.LoadPolicy(cfg.Policy)
+		if err != nil {
+			return nil, err
+		}
+		pcfg.Policies = p
+	}
+	if cfg.WindowTopic != "" {
+		pcfg.Window = &pipeline.WindowConfig{Topic: cfg.WindowTopic, Period: cfg.WindowPeriod}
+	}
+	s := &Service{
+		cfg:       cfg,
+		log:       log,
+		out:       newOutbox(len(db.Signals) + 1),
+		window:    len(db.Signals),
+		qos:       byte(cfg.QoS),
+		ctype:     enc.ContentType(),
+		in:        make(chan []byte, inQueue),
+		free:      make(chan []byte, inQueue),
+		up:        make(chan struct{}, 1),
+		republish: make(chan chan struct{}),
+		badLog:    rateLimit{period: badBatchLogPeriod},
+		now:       time.Now,
+	}
+	for range inQueue {
+		s.free <- nil
+	}
+	var err error
+	if s.engine, err = pipeline.New(db, pcfg, pipeline.SinkFunc(s.put)); err != nil {
+		return nil, err
+	}
+	s.mqttCfg = mqttclient.Config{
+		URL:            cfg.Broker,
+		ClientID:       cfg.ClientID,
+		Username:       cfg.Username,
+		Password:       cfg.Password,
+		CAFile:         cfg.CAFile,
+		CertFile:       cfg.CertFile,
+		KeyFile:        cfg.KeyFile,
+		ReconnectMax:   cfg.ReconnectMax,
+		Will:           &mqttclient.Message{Topic: cfg.StatusTopic, Payload: []byte(StatusOffline), QoS: 1, Retain: true},
+		OnUp:           s.onUp,
+		OnDown:         s.onDown,
+		OnConnectError: s.onConnectError,
+		OnPublish:      s.receive,
+	}
+	if _, err := s.mqttCfg.AutopahoConfig(); err != nil { // reads the TLS files
+		return nil, err
+	}
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	if cfg.MetricsAddr != "" {
+		g, ok := reg.(prometheus.Gatherer)
+		if !ok {
+			return nil, ErrGatherer
+		}
+		s.gather = g
+	}
+	s.m, err = newMetrics(reg,
+		func() float64 { return float64(s.out.len()) },
+		func() float64 {
+			if s.connected.Load() {
+				return 1
+			}
+			return 0
+		})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Topics returns the topics of the published signals.
+func (s *Service) Topics() []string { return s.engine.Topics() }
+
+// Run connects to the broker and decodes until ctx ends. Then it
+// publishes the values rate caps still hold back, publishes "offline" on
+// the status topic, disconnects cleanly and returns nil. It returns an
+// error only when it cannot start (the metrics address cannot be
+// bound) or a goroutine fails. Every goroutine it starts has ended when
+// it returns.
+func (s *Service) Run(ctx context.Context) error {
+	if !s.running.CompareAndSwap(false, true) {
+		return ErrRunning
+	}
+	var metricsLn net.Listener
+	if s.cfg.MetricsAddr != "" {
+		var err error
+		if metricsLn, err = net.Listen("tcp", s.cfg.MetricsAddr); err != nil {
+			return fmt.Errorf("service: metrics_addr: %w", err)
+		}
+		s.log.Info("metrics listening", "addr", metricsLn.Addr().String())
+	}
+	// The connection outlives ctx: "offline" is published after ctx ends.
+	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopConn()
+	cm, err := mqttclient.Connect(connCtx, s.mqttCfg)
+	if err != nil {
+		if metricsLn != nil {
+			metricsLn.Close()
+		}
+		return err
+	}
+	s.cm = cm
+	s.conn.Store(cm)
+	s.log.Info("connecting", "broker", s.cfg.Broker, "client_id", s.cfg.ClientID, "raw_topic", s.cfg.RawTopic,
+		"topics", len(s.engine.Topics()))
+
+	g, gctx := errgroup.WithContext(ctx)
+	engineDone := make(chan struct{})
+	g.Go(func() error {
+		defer close(engineDone)
+		s.runEngine(gctx)
+		return nil
+	})
+	g.Go(func() error { return s.runPublisher(gctx, engineDone) })
+	if metricsLn != nil {
+		srv := &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
+		g.Go(func() error {
+			if err := srv.Serve(metricsLn); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("service: metrics: %w", err)
+			}
+			return nil
+		})
+		g.Go(func() error {
+			<-gctx.Done()
+			sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			return srv.Shutdown(sctx)
+		})
+	}
+	err = g.Wait()
+
+	// A DISCONNECT with reason 0 makes the broker drop the will: the
+	// "offline" the publisher sent stays the last word.
+	dctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout+time.Second)
+	defer cancel()
+	if derr := cm.Disconnect(dctx); derr != nil {
+		s.log.Warn("disconnect", "err", derr)
+	}
+	stopConn()
+	<-cm.Done()
+	s.log.Info("stopped")
+	return err
+}
+
+// httpHandler serves /metrics and /healthz.
+func (s *Service) httpHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(s.gather, promhttp.HandlerOpts{}))
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		if s.connected.Load() {
+			fmt.Fprintf(w, "ok: connected to %s\n", s.cfg.Broker)
+			return
+		}
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, "not connected to %s\n", s.cfg.Broker)
+	})
+	return mux
+}
+
+// MQTT client callbacks. They run on autopaho's and paho's goroutines
+// and must not block.
+
+func (s *Service) onUp(*autopaho.ConnectionManager, *paho.Connack) {
+	s.connMu.Lock()
+	s.connCtx, s.connEnd = context.WithCancel(context.Background())
+	s.connMu.Unlock()
+	s.out.setConnected(true)
+	s.connected.Store(true)
+	s.m.connections.Inc()
+	s.log.Info("connected", "broker", s.cfg.Broker)
+	select {
+	case s.up <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Service) onDown() {
+	s.connMu.Lock()
+	s.connEnd()
+	s.connMu.Unlock()
+	s.connected.Store(false)
+	if n := s.out.setConnected(false); n > 0 {
+		s.m.coalesced.Add(float64(n))
+	}
+	s.log.Warn("broker connection lost; reconnecting", "broker", s.cfg.Broker)
+}
+
+func (s *Service) onConnectError(err error) {
+	s.log.Warn("connect failed", "broker", s.cfg.Broker, "err", err)
+}
+
+// receive takes a raw batch from the MQTT client. It copies the payload
+// into a free buffer and queues it for the engine; when every buffer is
+// taken (the engine is behind by inQueue batches) it drops the batch and
+// counts its frames, rather than stall the client.
+func (s *Service) receive(p *paho.Publish) {
+	s.m.rawBatches.Inc()
+	var buf []byte
+	select {
+	case buf = <-s.free:
+	default:
+		if b, err := rawbatch.Parse(p.Payload); err == nil {
+			s.m.rawDropped.Add(float64(b.Len()))
+		}
+		return
+	}
+	s.in <- append(buf[:0], p.Payload...) // never blocks: in has room for every buffer
+}
+
+// runEngine owns the pipeline engine: it feeds it the queued batches,
+// moves its clock on while frames are quiet, republishes on request, and
+// flushes it when ctx ends.
+func (s *Service) runEngine(ctx context.Context) {
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	for {
+		select {
+		case b := <-s.in:
+			s.handleBatch(b)
+			s.free <- b
+		case <-t.C:
+			s.advance()
+		case done := <-s.republish:
+			s.engine.Republish()
+			close(done)
+		case <-ctx.Done():
+			// Batches that arrived before the end are decoded.
+			for {
+				select {
+				case b := <-s.in:
+					s.handleBatch(b)
+					s.free <- b
+					continue
+				default:
+				}
+				break
+			}
+			s.engine.Flush(max(s.engine.Now(), s.watermark()))
+			s.syncStats()
+			return
+		}
+	}
+}
+
+// handleBatch validates one raw batch, counts lost frames from its seq
+// and runs its frames through the engine. It does not allocate.
+func (s *Service) handleBatch(b []byte) {
+	batch, err := rawbatch.Parse(b)
+	if err != nil {
+		s.m.rawInvalid.Inc()
+		if ok, held := s.badLog.allow(s.now()); ok {
+			s.log.Warn("invalid raw batch ignored", "topic", s.cfg.RawTopic, "bytes", len(b), "err", err,
+				"suppressed_since_last", held)
+		}
+		return
+	}
+	n := batch.Len()
+	s.m.rawFrames.Add(float64(n))
+	lost, restarted := s.seq.Observe(batch.Seq(), n)
+	if lost > 0 {
+		s.m.rawLost.Add(float64(lost))
+	}
+	if restarted {
+		s.m.bridgeRestarts.Inc()
+		s.log.Info("raw batch seq went back: the bridge restarted", "seq", batch.Seq())
+	}
+	for i := range n {
+		batch.Frame(i, &s.f)
+		s.engine.Frame(&s.f)
+		if s.f.Time > s.lastTS {
+			s.lastTS = s.f.Time
+		}
+	}
+	if n > 0 {
+		s.lastWall = s.now()
+		s.started = true
+	}
+	s.syncStats()
+}
+
+// watermark is the frame time that no frame still in flight can
+// precede: the newest frame time plus the wall time since it arrived,
+// minus the clock lag. Before the first frame it is 0.
+func (s *Service) watermark() int64 {
+	if !s.started {
+		return 0
+	}
+	return s.lastTS + int64(s.now().Sub(s.lastWall)) - int64(s.cfg.ClockLag)
+}
+
+// advance moves the engine's clock to the watermark, which fires the
+// trailing values, heartbeats and stale marks that are due.
+func (s *Service) advance() {
+	if w := s.watermark(); w > s.engine.Now() {
+		s.engine.Advance(w)
+	}
+	s.syncStats()
+}
+
+func (s *Service) syncStats() {
+	cur := s.engine.Stats()
+	s.m.add(&s.stats, &cur)
+	s.stats = cur
+}
+
+// put is the engine's sink: it queues the envelope under its topic.
+func (s *Service) put(o *pipeline.Out) {
+	i := s.window
+	if o.Signal != nil {
+		i = o.Signal.Index
+	}
+	if n := s.out.put(i, o, o.Kind != pipeline.KindWindow); n > 0 {
+		s.m.coalesced.Add(float64(n))
+	}
+}
+
+// runPublisher hands waiting envelopes to the broker. On each
+// (re)connection it first publishes "online", has the engine republish
+// every signal's state (on a reconnect: a broker without persistence
+// lost the retained messages) and subscribes to the raw topic. After the
+// engine has flushed (engineDone), it publishes what is left and
+// "offline".
+func (s *Service) runPublisher(ctx context.Context, engineDone <-chan struct{}) error {
+	p := &publisher{s: s, pub: paho.Publish{QoS: s.qos, Properties: &paho.PublishProperties{ContentType: s.ctype}}}
+	retry := time.NewTimer(0)
+	<-retry.C
+	connections := 0
+	for {
+		select {
+		case <-s.up:
+			connections++
+			s.announce(ctx, engineDone, connections > 1)
+		case <-s.out.wake:
+		case <-retry.C:
+		case <-engineDone:
+			s.shutdown(p)
+			return nil
+		}
+		if !p.drain(ctx) {
+			retry.Reset(retryDelay)
+		}
+	}
+}
+
+// connection returns ctx limited to the current connection: paho's
+// Subscribe does not return when the connection drops under it.
+func (s *Service) connection(ctx context.Context) (context.Context, context.CancelFunc) {
+	s.connMu.Lock()
+	conn := s.connCtx
+	s.connMu.Unlock()
+	if conn == nil {
+		return context.WithCancel(ctx)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(conn, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// announce publishes "online", has the engine republish the retained
+// state when asked to, and subscribes to the raw topic. On the first
+// connection nothing was published yet: frames arrive only through the
+// subscription, so there is nothing to republish, and an offline run of
+// the same frames gives the same seq.
+func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, republish bool) {
+	ctx, cancel := s.connection(ctx)
+	defer cancel()
+	if err := s.publishStatus(ctx, StatusOnline); err != nil {
+		s.log.Warn("publish status", "status", StatusOnline, "err", err)
+		return
+	}
+	if republish {
+		done := make(chan struct{})
+		select {
+		case s.republish <- done:
+			// Wait, so that the republished state goes out before the
+			// subscription brings new frames.
+			select {
+			case <-done:
+			case <-engineDone:
+			}
+		case <-engineDone:
+		}
+	}
+	sctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	sa, err := s.cm.Subscribe(sctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: s.cfg.RawTopic, QoS: s.qos}}})
+	if err == nil && len(sa.Reasons) > 0 && sa.Reasons[0] >= 0x80 {
+		err = fmt.Errorf("refused with reason %#x", sa.Reasons[0])
+	}
+	if err != nil {
+		s.log.Error("subscribe to the raw topic", "topic", s.cfg.RawTopic, "err", err)
+	}
+}
+
+func (s *Service) publishStatus(ctx context.Context, status string) error {
+	ctx, cancel := context.WithTimeout(ctx, opTimeout)
+	defer cancel()
+	_, err := s.cm.Publish(ctx, &paho.Publish{Topic: s.cfg.StatusTopic, QoS: 1, Retain: true, Payload: []byte(status),
+		Properties: &paho.PublishProperties{ContentType: statusContentType}})
+	return err
+}
+
+// shutdown publishes what the engine flushed and "offline", waiting at
+// most ShutdownTimeout for a broker that is away.
+func (s *Service) shutdown(p *publisher) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	for s.out.len() > 0 {
+		if err := s.cm.AwaitConnection(ctx); err != nil {
+			s.log.Warn("broker unreachable at shutdown; values not published", "waiting", s.out.len())
+			return
+		}
+		if !p.drain(ctx) {
+			select {
+			case <-ctx.Done():
+			case <-time.After(retryDelay):
+			}
+		}
+	}
+	if err := s.publishStatus(ctx, StatusOffline); err != nil {
+		s.log.Warn("publish status", "status", StatusOffline, "err", err)
+	}
+}
+
+// publisher is the publishing goroutine's state: a reusable publish
+// packet and a spare buffer.
+type publisher struct {
+	s     *Service
+	pub   paho.Publish
+	spare []byte
+}
+
+// drain publishes waiting messages until none is left or one fails; it
+// reports false when one failed (it waits again in the outbox).
+func (p *publisher) drain(ctx context.Context) bool {
+	s := p.s
+	if p.pub.QoS > 0 {
+		// A QoS 1 publish waits for its acknowledgement: not beyond the
+		// connection. (At QoS 0 Publish only writes; no context needed,
+		// and none is made, so that draining allocates nothing.)
+		var cancel context.CancelFunc
+		ctx, cancel = s.connection(ctx)
+		defer cancel()
+	}
+	for s.connected.Load() {
+		m, ok := s.out.take(p.spare)
+		if !ok {
+			return true
+		}
+		p.pub.Topic, p.pub.Retain, p.pub.Payload = m.topic, m.retain, m.payload
+		if p.pub.QoS > 0 {
+			// paho may keep a QoS 1 message for a retransmission after
+			// Publish returns, so it gets its own copy.
+			p.pub.Payload = append([]byte(nil), m.payload...)
+		}
+		_, err := s.cm.Publish(ctx, &p.pub)
+		p.pub.Payload = nil
+		if err != nil {
+			if !errors.Is(err, autopaho.ConnectionDownError) {
+				s.m.publishErrors.Inc()
+				s.log.Debug("publish failed; will retry", "topic", m.topic, "err", err)
+			}
+			var replaced bool
+			if p.spare, replaced = s.out.giveBack(m); replaced {
+				s.m.coalesced.Inc()
+			}
+			return false
+		}
+		p.spare = m.payload
+		s.m.published[m.kind].Inc()
+		switch m.kind {
+		case pipeline.KindValue, pipeline.KindTrailing, pipeline.KindFlush:
+			s.m.latency.Observe(float64(s.now().UnixNano()-m.ts) / 1e9)
+		}
+	}
+	return s.out.len() == 0
+}
