@@ -1,11 +1,9 @@
 package decoder
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,23 +11,15 @@ import (
 	"strings"
 	"testing"
 
+	canlog "github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/frame"
 	"github.com/yukart/candec/internal/realdata"
 )
 
-// realKey identifies a decoded value in the reference files: log time in
-// µs, CAN ID and "message.signal". Logs repeat (time, ID), so each key
-// holds a list of values matched in order.
-type realKey struct {
-	us     int64
-	id     uint32
-	signal string
-}
-
 // TestRealLogMatchesCantools decodes the real RAV4 log and compares every
 // value with cantools' decode of the same frames: values within 1e-9
-// relative, exact integers equal, nothing missing or extra.
+// relative, integer values Exact and equal, nothing missing or extra.
 func TestRealLogMatchesCantools(t *testing.T) {
 	if testing.Short() {
 		t.Skip("decodes a minute of real traffic (seconds)")
@@ -44,59 +34,39 @@ func TestRealLogMatchesCantools(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := readExpected(t, filepath.Join(dir, "expected", c.expected))
-			got := map[realKey][]Value{}
+			want, err := realdata.ReadDecodes(filepath.Join(dir, "expected", c.expected), "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Values are compared as they come out of Decode; the text
+			// key holds an index into vals.
+			var vals []Value
+			got := map[realdata.Key][]string{}
 			d := New(db)
 			buf := make([]Value, 0, d.MaxSignals())
-			eachLogFrame(t, filepath.Join(dir, "logs", "rav4_2017_highway_1min.log"), c.iface, func(us int64, f *frame.Frame) {
-				var vals []Value
-				_, vals = d.Decode(f, buf)
-				for _, v := range vals {
+			eachLogFrame(t, filepath.Join(dir, "logs", "rav4_2017_highway_1min.log"), c.iface, func(f *frame.Frame) {
+				_, vs := d.Decode(f, buf)
+				for _, v := range vs {
 					if v.Flags&Truncated == 0 {
-						k := realKey{us, f.ID, v.Signal.FullName()}
-						got[k] = append(got[k], v)
+						k := realdata.Key{Micros: f.Time / 1e3, ID: f.ID, Signal: v.Signal.FullName()}
+						got[k] = append(got[k], strconv.Itoa(len(vals)))
+						vals = append(vals, v)
 					}
 				}
 			})
-			compareReal(t, got, want)
+			same := func(g, w string) bool {
+				i, _ := strconv.Atoi(g)
+				return sameAsCantools(&vals[i], w) == ""
+			}
+			ok, bad, nbad := realdata.Diff(got, want, same, 10)
+			for _, b := range bad {
+				t.Error(b)
+			}
+			if ok == 0 || nbad > 0 {
+				t.Errorf("%d values match, %d do not", ok, nbad)
+			}
 			t.Logf("%s: %+v", c.iface, d.Stats)
 		})
-	}
-}
-
-// compareReal reports missing, extra and different values.
-func compareReal(t *testing.T, got map[realKey][]Value, want map[realKey][]string) {
-	t.Helper()
-	ok, bad := 0, 0
-	report := func(format string, args ...any) {
-		if bad++; bad <= 10 {
-			t.Errorf(format, args...)
-		}
-	}
-	for k, ws := range want {
-		gs := got[k]
-		for i, w := range ws {
-			if i >= len(gs) {
-				report("%v: missing, want %s", k, w)
-				continue
-			}
-			if msg := sameAsCantools(&gs[i], w); msg != "" {
-				report("%v: %s", k, msg)
-				continue
-			}
-			ok++
-		}
-		if len(gs) > len(ws) {
-			report("%v: %d extra values", k, len(gs)-len(ws))
-		}
-	}
-	for k, gs := range got {
-		if _, found := want[k]; !found {
-			report("%v: %d values, none expected", k, len(gs))
-		}
-	}
-	if bad > 0 || ok == 0 {
-		t.Errorf("%d values match, %d do not", ok, bad)
 	}
 }
 
@@ -140,81 +110,27 @@ func sameAsCantools(v *Value, w string) string {
 	return ""
 }
 
-// readExpected reads a reference file into values as written (JSON
-// text), per key in order.
-func readExpected(t *testing.T, path string) map[realKey][]string {
+// eachLogFrame calls fn for each frame of interface iface in a candump
+// log.
+func eachLogFrame(t *testing.T, path, iface string, fn func(f *frame.Frame)) {
 	t.Helper()
 	fh, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	zr, err := gzip.NewReader(fh)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[realKey][]string{}
-	sc := bufio.NewScanner(zr)
-	for sc.Scan() {
-		var line struct {
-			T      json.Number     `json:"t"`
-			ID     uint32          `json:"id"`
-			Signal string          `json:"signal"`
-			Value  json.RawMessage `json:"value"`
+	r := canlog.NewReader(fh, canlog.Options{})
+	var f frame.Frame
+	for {
+		err := r.Next(&f)
+		if errors.Is(err, io.EOF) {
+			return
 		}
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		k := realKey{micros(t, string(line.T)), line.ID, line.Signal}
-		out[k] = append(out[k], string(line.Value))
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// eachLogFrame calls fn for each frame of interface iface in a candump
-// -l log: "(seconds.micros) iface ID#HEX".
-func eachLogFrame(t *testing.T, path, iface string, fn func(us int64, f *frame.Frame)) {
-	t.Helper()
-	fh, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	for n := 1; sc.Scan(); n++ {
-		fields := strings.Fields(sc.Text())
-		if len(fields) != 3 || fields[1] != iface {
-			continue
+		if r.Interface(f.Bus) == iface {
+			fn(&f)
 		}
-		idHex, dataHex, found := strings.Cut(fields[2], "#")
-		id, err := strconv.ParseUint(idHex, 16, 32)
-		data, err2 := hex.DecodeString(dataHex)
-		if !found || err != nil || err2 != nil || len(data) > frame.MaxLen {
-			t.Fatalf("%s:%d: cannot read %q", path, n, sc.Text())
-		}
-		f := &frame.Frame{ID: uint32(id), Len: uint8(len(data))}
-		if len(idHex) == 8 {
-			f.Flags = frame.Extended
-		}
-		copy(f.Data[:], data)
-		fn(micros(t, strings.Trim(fields[0], "()")), f)
 	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// micros parses "seconds.fraction" into µs exactly.
-func micros(t *testing.T, s string) int64 {
-	sec, frac, _ := strings.Cut(s, ".")
-	frac = (frac + "000000")[:6]
-	a, err := strconv.ParseInt(sec, 10, 64)
-	b, err2 := strconv.ParseInt(frac, 10, 64)
-	if err != nil || err2 != nil {
-		t.Fatalf("bad time %q", s)
-	}
-	return a*1e6 + b
 }
