@@ -1,0 +1,319 @@
+package mqttsub
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/yukart/candec/mqttclient"
+)
+
+// Errors.
+var (
+	// ErrProtocol: the broker sent something this client cannot read.
+	ErrProtocol = errors.New("mqttsub: protocol error")
+	// ErrRefused: the broker refused the connection or a subscription.
+	ErrRefused = errors.New("mqttsub: refused")
+	// ErrClosed: the client was closed.
+	ErrClosed = errors.New("mqttsub: closed")
+)
+
+// Packet types (MQTT 3.1.1, section 2.2.1).
+const (
+	typeConnect    = 1
+	typeConnack    = 2
+	typePublish    = 3
+	typeSubscribe  = 8
+	typeSuback     = 9
+	typePingreq    = 12
+	typePingresp   = 13
+	typeDisconnect = 14
+)
+
+// Limits.
+const (
+	// KeepAlive is the keep-alive the client asks for; it pings at half
+	// of it.
+	KeepAlive = 30 * time.Second
+	// MaxPacket is the largest packet the client accepts.
+	MaxPacket = 64 << 20
+)
+
+// Handler receives a message. topic and payload are valid only during
+// the call; now is the arrival time in ns since the Unix epoch.
+type Handler func(topic, payload []byte, now int64)
+
+// Client is one subscriber connection.
+type Client struct {
+	conn    net.Conn
+	handler Handler
+
+	wmu     sync.Mutex // writes
+	nextID  uint16
+	acks    chan []byte // SUBACK return codes
+	done    chan struct{}
+	errMu   sync.Mutex
+	err     error
+	closing bool
+}
+
+// Dial connects to url (mqtt://host:port) as clientID with a clean
+// session and starts reading; messages go to h.
+func Dial(ctx context.Context, url, clientID string, h Handler) (*Client, error) {
+	u, err := mqttclient.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	if s := strings.ToLower(u.Scheme); s != "mqtt" && s != "tcp" {
+		return nil, fmt.Errorf("mqttsub: %s: only mqtt:// is supported", url)
+	}
+	conn, err := mqttclient.Dial(ctx, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mqttsub: %w", err)
+	}
+	c := &Client{conn: conn, handler: h, acks: make(chan []byte, 1), done: make(chan struct{})}
+	if err := c.handshake(ctx, clientID); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	go c.readLoop()
+	go c.pinger()
+	return c, nil
+}
+
+// handshake sends CONNECT and reads CONNACK.
+func (c *Client) handshake(ctx context.Context, clientID string) error {
+	var vh []byte
+	vh = appendString(vh, "MQTT")
+	vh = append(vh, 4, 0x02) // level 3.1.1; clean session
+	vh = binary.BigEndian.AppendUint16(vh, uint16(KeepAlive/time.Second))
+	vh = appendString(vh, clientID)
+	if dl, ok := ctx.Deadline(); ok {
+		c.conn.SetDeadline(dl)
+		defer c.conn.SetDeadline(time.Time{})
+	}
+	if _, err := c.conn.Write(packet(typeConnect<<4, vh)); err != nil {
+		return fmt.Errorf("mqttsub: connect: %w", err)
+	}
+	var ack [4]byte
+	if _, err := io.ReadFull(c.conn, ack[:]); err != nil {
+		return fmt.Errorf("mqttsub: connack: %w", err)
+	}
+	if ack[0]>>4 != typeConnack || ack[1] != 2 {
+		return fmt.Errorf("%w: expected CONNACK, got % x", ErrProtocol, ack)
+	}
+	if ack[3] != 0 {
+		return fmt.Errorf("%w: connection refused with return code %d", ErrRefused, ack[3])
+	}
+	return nil
+}
+
+// Subscribe subscribes to filters at QoS 0 and waits for the broker to
+// grant them.
+func (c *Client) Subscribe(ctx context.Context, filters ...string) error {
+	c.wmu.Lock()
+	c.nextID++
+	id := c.nextID
+	c.wmu.Unlock()
+	vh := binary.BigEndian.AppendUint16(nil, id)
+	for _, f := range filters {
+		vh = appendString(vh, f)
+		vh = append(vh, 0)
+	}
+	if err := c.write(packet(typeSubscribe<<4|0x2, vh)); err != nil {
+		return err
+	}
+	select {
+	case codes := <-c.acks:
+		for i, rc := range codes {
+			if rc >= 0x80 && i < len(filters) {
+				return fmt.Errorf("%w: subscription to %s", ErrRefused, filters[i])
+			}
+		}
+		return nil
+	case <-c.done:
+		return c.Err()
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Done is closed when the connection ends.
+func (c *Client) Done() <-chan struct{} { return c.done }
+
+// Err returns why the connection ended, ErrClosed after Close, or nil
+// while it runs.
+func (c *Client) Err() error {
+	c.errMu.Lock()
+	defer c.errMu.Unlock()
+	return c.err
+}
+
+// Close sends DISCONNECT and closes the connection.
+func (c *Client) Close() error {
+	c.errMu.Lock()
+	c.closing = true
+	c.errMu.Unlock()
+	_ = c.write([]byte{typeDisconnect << 4, 0})
+	err := c.conn.Close()
+	<-c.done
+	return err
+}
+
+func (c *Client) write(p []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, err := c.conn.Write(p)
+	return err
+}
+
+func (c *Client) pinger() {
+	t := time.NewTicker(KeepAlive / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-t.C:
+			if c.write([]byte{typePingreq << 4, 0}) != nil {
+				return
+			}
+		}
+	}
+}
+
+func (c *Client) readLoop() {
+	err := c.read(bufio.NewReaderSize(c.conn, 64<<10))
+	c.errMu.Lock()
+	if c.closing {
+		err = ErrClosed
+	}
+	c.err = err
+	c.errMu.Unlock()
+	c.conn.Close()
+	close(c.done)
+}
+
+// read reads packets until the connection fails.
+func (c *Client) read(r *bufio.Reader) error {
+	var buf []byte
+	for {
+		typ, body, err := ReadPacket(r, &buf)
+		if err != nil {
+			return err
+		}
+		switch typ >> 4 {
+		case typePublish:
+			topic, payload, err := ParsePublish(typ, body)
+			if err != nil {
+				return err
+			}
+			c.handler(topic, payload, time.Now().UnixNano())
+		case typeSuback:
+			if len(body) < 2 {
+				return fmt.Errorf("%w: short SUBACK", ErrProtocol)
+			}
+			select {
+			case c.acks <- append([]byte(nil), body[2:]...):
+			default:
+			}
+		case typePingresp:
+		default:
+			return fmt.Errorf("%w: unexpected packet type %d", ErrProtocol, typ>>4)
+		}
+	}
+}
+
+// ReadPacket reads one packet from r into *buf (grown as needed) and
+// returns its first byte and its body (the bytes after the remaining
+// length), which is valid until the next call.
+func ReadPacket(r *bufio.Reader, buf *[]byte) (byte, []byte, error) {
+	typ, err := r.ReadByte()
+	if err != nil {
+		return 0, nil, err
+	}
+	var n, shift int
+	for i := 0; ; i++ {
+		b, err := r.ReadByte()
+		if err != nil {
+			return 0, nil, unexpected(err)
+		}
+		n |= int(b&0x7f) << shift
+		if b&0x80 == 0 {
+			break
+		}
+		shift += 7
+		if i == 3 {
+			return 0, nil, fmt.Errorf("%w: remaining length longer than 4 bytes", ErrProtocol)
+		}
+	}
+	if n > MaxPacket {
+		return 0, nil, fmt.Errorf("%w: packet of %d bytes (at most %d)", ErrProtocol, n, MaxPacket)
+	}
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	b := (*buf)[:n]
+	if _, err := io.ReadFull(r, b); err != nil {
+		return 0, nil, unexpected(err)
+	}
+	return typ, b, nil
+}
+
+// ParsePublish splits a PUBLISH body into topic and payload.
+func ParsePublish(typ byte, body []byte) (topic, payload []byte, err error) {
+	if len(body) < 2 {
+		return nil, nil, fmt.Errorf("%w: PUBLISH shorter than its topic length", ErrProtocol)
+	}
+	tl := int(binary.BigEndian.Uint16(body))
+	rest := body[2:]
+	if tl > len(rest) {
+		return nil, nil, fmt.Errorf("%w: PUBLISH topic of %d bytes in %d", ErrProtocol, tl, len(rest))
+	}
+	topic, rest = rest[:tl], rest[tl:]
+	if qos := typ >> 1 & 3; qos > 0 {
+		if qos == 3 || len(rest) < 2 {
+			return nil, nil, fmt.Errorf("%w: PUBLISH with QoS %d", ErrProtocol, qos)
+		}
+		rest = rest[2:] // packet id: never acknowledged, the subscriptions are QoS 0
+	}
+	return topic, rest, nil
+}
+
+func unexpected(err error) error {
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// packet builds a packet from its first byte and body.
+func packet(first byte, body []byte) []byte {
+	p := []byte{first}
+	n := len(body)
+	for {
+		b := byte(n & 0x7f)
+		n >>= 7
+		if n > 0 {
+			b |= 0x80
+		}
+		p = append(p, b)
+		if n == 0 {
+			break
+		}
+	}
+	return append(p, body...)
+}
+
+func appendString(b []byte, s string) []byte {
+	b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
+	return append(b, s...)
+}

@@ -1,0 +1,24 @@
+// Package report holds the bench's results: one JSON line per run,
+// appended to <dir>/<host>-<date>.jsonl, and the summary that turns the
+// last three runs of each scenario into a Markdown baseline.
+//
+// # The result line
+//
+// A Result is one run: what ran (scenario, load, DBC, policy, stream),
+// what went through (frames offered and delivered, envelopes published
+// and delivered, loss from seq gaps), how fast (latency p50/p99/max from
+// the frame timestamp to the subscriber, for raw frames and envelopes),
+// what it cost (CPU of each process as a percentage of one core, broker
+// µs per delivery, bytes per second), how long the topics took to go
+// quiet after the load stopped (drain_s), the tool and broker versions,
+// and the warnings the run raised. Field names are snake_case; rates are
+// per second; latencies in milliseconds.
+//
+// # The summary
+//
+// Summarize groups results by scenario, keeps the last three by time and
+// takes the median of each figure independently, so one disturbed run
+// does not move the baseline. It warns when those runs differ in host or
+// versions: figures are only comparable on one host with one set of
+// versions.
+package report

@@ -1,0 +1,335 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/yukart/candec/bench/scenario"
+)
+
+// DefaultLastRuns is how many of a scenario's latest runs a summary
+// takes the median of.
+const DefaultLastRuns = 3
+
+// Row is one scenario of a summary.
+type Row struct {
+	// Scenario names the row.
+	Scenario string
+	// Runs is how many runs the medians are taken over.
+	Runs int
+	// Median holds, in each numeric field, the median of those runs;
+	// its labels (load, DBC, policy, stream, versions) are the latest
+	// run's.
+	Median Result
+	// Warnings are the warnings of those runs, each once.
+	Warnings []string
+}
+
+// Summary is the median of the last runs of each scenario.
+type Summary struct {
+	// Host is the results' host.
+	Host string
+	// Rows in order: the order given to Summarize, then any other
+	// scenario by name.
+	Rows []Row
+	// Warnings are about the summary itself: runs of one row with
+	// different hosts or versions.
+	Warnings []string
+	// From and To span the runs used.
+	From, To time.Time
+}
+
+// Summarize takes the median of the last n runs of each scenario (n ≤ 0
+// means DefaultLastRuns). Results must be oldest first, as ReadDir
+// returns them. Scenarios in order come first, in that order; the rest
+// follow by name.
+func Summarize(results []Result, order []string, n int) Summary {
+	if n <= 0 {
+		n = DefaultLastRuns
+	}
+	byScenario := map[string][]Result{}
+	for _, r := range results {
+		byScenario[r.Scenario] = append(byScenario[r.Scenario], r)
+	}
+	names := make([]string, 0, len(byScenario))
+	for _, name := range order {
+		if _, ok := byScenario[name]; ok && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	var rest []string
+	for name := range byScenario {
+		if !slices.Contains(names, name) {
+			rest = append(rest, name)
+		}
+	}
+	sort.Strings(rest)
+	names = append(names, rest...)
+
+	var s Summary
+	for _, name := range names {
+		rs := byScenario[name]
+		rs = rs[max(0, len(rs)-n):]
+		row := Row{Scenario: name, Runs: len(rs), Median: median(rs)}
+		for _, r := range rs {
+			for _, w := range r.Warnings {
+				if !slices.Contains(row.Warnings, w) {
+					row.Warnings = append(row.Warnings, w)
+				}
+			}
+			if s.From.IsZero() || r.Time.Before(s.From) {
+				s.From = r.Time
+			}
+			if r.Time.After(s.To) {
+				s.To = r.Time
+			}
+			if s.Host == "" {
+				s.Host = r.Host
+			}
+			if r.Host != rs[0].Host || r.Versions != rs[0].Versions {
+				w := fmt.Sprintf("%s: the runs differ in host or versions (%s %+v, %s %+v); their median is not a baseline",
+					name, rs[0].Host, rs[0].Versions, r.Host, r.Versions)
+				if !slices.Contains(s.Warnings, w) {
+					s.Warnings = append(s.Warnings, w)
+				}
+			}
+		}
+		s.Rows = append(s.Rows, row)
+	}
+	return s
+}
+
+// median returns the latest run's labels with every figure replaced by
+// the median over rs.
+func median(rs []Result) Result {
+	m := rs[len(rs)-1]
+	m.Warnings = nil
+	f := func(get func(*Result) float64) float64 {
+		v := make([]float64, len(rs))
+		for i := range rs {
+			v[i] = get(&rs[i])
+		}
+		return med(v)
+	}
+	u := func(get func(*Result) uint64) uint64 {
+		return uint64(math.Round(f(func(r *Result) float64 { return float64(get(r)) })))
+	}
+	m.FramesOffered = f(func(r *Result) float64 { return r.FramesOffered })
+	m.FramesDelivered = f(func(r *Result) float64 { return r.FramesDelivered })
+	m.RawLost = u(func(r *Result) uint64 { return r.RawLost })
+	m.RawLossPct = f(func(r *Result) float64 { return r.RawLossPct })
+	m.Envelopes = f(func(r *Result) float64 { return r.Envelopes })
+	m.EnvelopesOffered = f(func(r *Result) float64 { return r.EnvelopesOffered })
+	m.Windows = f(func(r *Result) float64 { return r.Windows })
+	m.Deliveries = f(func(r *Result) float64 { return r.Deliveries })
+	m.EnvelopesLost = u(func(r *Result) uint64 { return r.EnvelopesLost })
+	m.EnvelopeLossPct = f(func(r *Result) float64 { return r.EnvelopeLossPct })
+	m.Latency.Raw.N = u(func(r *Result) uint64 { return r.Latency.Raw.N })
+	m.Latency.Raw.P50 = f(func(r *Result) float64 { return r.Latency.Raw.P50 })
+	m.Latency.Raw.P99 = f(func(r *Result) float64 { return r.Latency.Raw.P99 })
+	m.Latency.Raw.Max = f(func(r *Result) float64 { return r.Latency.Raw.Max })
+	m.Latency.Envelopes.N = u(func(r *Result) uint64 { return r.Latency.Envelopes.N })
+	m.Latency.Envelopes.P50 = f(func(r *Result) float64 { return r.Latency.Envelopes.P50 })
+	m.Latency.Envelopes.P99 = f(func(r *Result) float64 { return r.Latency.Envelopes.P99 })
+	m.Latency.Envelopes.Max = f(func(r *Result) float64 { return r.Latency.Envelopes.Max })
+	m.CPU.Broker = f(func(r *Result) float64 { return r.CPU.Broker })
+	m.CPU.Decoder = f(func(r *Result) float64 { return r.CPU.Decoder })
+	m.CPU.Replay = f(func(r *Result) float64 { return r.CPU.Replay })
+	m.CPU.Subscribers = f(func(r *Result) float64 { return r.CPU.Subscribers })
+	m.CPU.Each = f(func(r *Result) float64 { return r.CPU.Each })
+	m.CPU.Machine = f(func(r *Result) float64 { return r.CPU.Machine })
+	m.CPU.Other = f(func(r *Result) float64 { return r.CPU.Other })
+	m.BrokerUsPerDelivery = f(func(r *Result) float64 { return r.BrokerUsPerDelivery })
+	m.BrokerUsPerMessage = f(func(r *Result) float64 { return r.BrokerUsPerMessage })
+	m.Bytes.Raw = f(func(r *Result) float64 { return r.Bytes.Raw })
+	m.Bytes.Envelopes = f(func(r *Result) float64 { return r.Bytes.Envelopes })
+	m.Bytes.Delivered = f(func(r *Result) float64 { return r.Bytes.Delivered })
+	m.DrainS = f(func(r *Result) float64 { return r.DrainS })
+	return m
+}
+
+// med returns the median of v (the mean of the middle two for an even
+// count), without reordering v.
+func med(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Meta is what a Markdown summary says about itself.
+type Meta struct {
+	// Source names the result files the summary was made from.
+	Source string
+	// Generated is when the summary was written.
+	Generated time.Time
+	// References are the report's figures by scenario, for the
+	// comparison table; nil leaves it out.
+	References map[string]*scenario.Reference
+}
+
+// WriteMarkdown writes the summary as the baseline document: the table
+// with the report's columns plus loss, decoder CPU and drain; the
+// comparison with the report's figures; the cost table; warnings.
+func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Bench baseline: %s\n\n", s.Host)
+	fmt.Fprintf(&b, "Written by `candec bench summary` on %s from %s: for each scenario the median of its last %d runs (%s to %s).\n",
+		m.Generated.UTC().Format(time.DateOnly), m.Source, DefaultLastRuns,
+		s.From.UTC().Format("2006-01-02 15:04"), s.To.UTC().Format("2006-01-02 15:04 MST"))
+	if len(s.Rows) > 0 {
+		v := s.Rows[0].Median.Versions
+		fmt.Fprintf(&b, "candec %s, %s, %s. See benchmarks/README.md for how to read it.\n", v.Candec, v.Broker, v.Go)
+	}
+
+	subs := 5
+	if len(s.Rows) > 0 {
+		subs = s.Rows[0].Median.EnvelopeSubscribers
+	}
+	fmt.Fprintf(&b, "\n## The mix table\n\n")
+	fmt.Fprintf(&b, "| Scenario | Load | Signals/frame | Cap | Stream | Envelopes/s | Deliveries/s (×%d) | Broker CPU | Envelope latency p50 / p99 (ms) | Envelope loss | Raw loss | Decoder CPU | Drain (s) | Runs |\n", subs)
+	b.WriteString("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range s.Rows {
+		x := &r.Median
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %.1f | %d |\n",
+			r.Scenario, x.Load, x.Signals, x.Cap, x.Stream,
+			envelopes(x), Thousands(x.Deliveries), Pct(x.CPU.Broker),
+			Ms(x.Latency.Envelopes.P50), Ms(x.Latency.Envelopes.P99),
+			loss(x.EnvelopesLost, x.EnvelopeLossPct), loss(x.RawLost, x.RawLossPct), Pct(x.CPU.Decoder), x.DrainS, r.Runs)
+	}
+
+	if m.References != nil {
+		fmt.Fprintf(&b, "\n## Against the report's mix table\n\n")
+		b.WriteString("The report's figures (stand-in decoder, car Orin, mosquitto 2.0.11) → this baseline's.\n\n")
+		b.WriteString("| Scenario | Envelopes/s | Deliveries/s | Broker CPU | Envelope p50 (ms) | Envelope p99 (ms) | Note |\n")
+		b.WriteString("|---|---:|---:|---:|---:|---:|---|\n")
+		for _, r := range s.Rows {
+			ref := m.References[r.Scenario]
+			if ref == nil {
+				continue
+			}
+			x := &r.Median
+			deliveries := "—"
+			if ref.Deliveries > 0 {
+				deliveries = Thousands(ref.Deliveries)
+			}
+			fmt.Fprintf(&b, "| %s | %s → %s | %s → %s | %s → %s | %s → %s | %s → %s | %s |\n",
+				r.Scenario,
+				Thousands(ref.Envelopes), envelopes(x),
+				deliveries, Thousands(x.Deliveries),
+				Pct(ref.BrokerCPU), Pct(x.CPU.Broker),
+				Ms(ref.P50), Ms(x.Latency.Envelopes.P50),
+				Ms(ref.P99), Ms(x.Latency.Envelopes.P99),
+				ref.Note)
+		}
+	}
+
+	fmt.Fprintf(&b, "\n## The raw stream and the other costs\n\n")
+	b.WriteString("| Scenario | Frames/s offered | Frames/s per raw subscriber | Raw latency p50 / p99 / max (ms) | Envelope max (ms) | Windows/s | Broker µs per delivery / per message | Replay CPU | Subscribers CPU (all) | Other CPU | Delivered KB/s |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range s.Rows {
+		x := &r.Median
+		windows := "—"
+		if x.Windows > 0 {
+			windows = Thousands(x.Windows)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s / %s / %s | %s | %s | %.1f / %.1f | %s | %s | %s | %s |\n",
+			r.Scenario, Thousands(x.FramesOffered), Thousands(x.FramesDelivered),
+			Ms(x.Latency.Raw.P50), Ms(x.Latency.Raw.P99), Ms(x.Latency.Raw.Max), Ms(x.Latency.Envelopes.Max),
+			windows, x.BrokerUsPerDelivery, x.BrokerUsPerMessage, Pct(x.CPU.Replay), Pct(x.CPU.Subscribers), Pct(x.CPU.Other), Thousands(x.Bytes.Delivered/1e3))
+	}
+
+	var warned []string
+	for _, r := range s.Rows {
+		for _, w := range r.Warnings {
+			warned = append(warned, r.Scenario+": "+w)
+		}
+	}
+	warned = append(warned, s.Warnings...)
+	if len(warned) > 0 {
+		b.WriteString("\n## Warnings\n\n")
+		for _, w := range warned {
+			fmt.Fprintf(&b, "- %s\n", w)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// envelopes formats a row's envelopes per second, with what the policy
+// offered when the decoder had to coalesce: "11,360 (35,950 offered)".
+func envelopes(x *Result) string {
+	if x.EnvelopesOffered > x.Envelopes*1.01 {
+		return Thousands(x.Envelopes) + " (" + Thousands(x.EnvelopesOffered) + " offered)"
+	}
+	return Thousands(x.Envelopes)
+}
+
+// Thousands formats v rounded to an integer with thousands separators:
+// 16300 → "16,300".
+func Thousands(v float64) string {
+	n := int64(math.Round(v))
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	s := fmt.Sprint(n)
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	if neg {
+		return "-" + string(out)
+	}
+	return string(out)
+}
+
+// loss formats a loss: "0", or "2,762,480 (70 %)".
+func loss(n uint64, pct float64) string {
+	if n == 0 {
+		return "0"
+	}
+	switch {
+	case pct >= 1:
+		return fmt.Sprintf("%s (%.0f %%)", Count(n), pct)
+	case pct > 0:
+		return fmt.Sprintf("%s (%.2g %%)", Count(n), pct)
+	}
+	return Count(n)
+}
+
+// Count formats a loss count: "0", or the count with separators.
+func Count(n uint64) string { return Thousands(float64(n)) }
+
+// Pct formats a CPU share: "22 %", "0.9 %".
+func Pct(v float64) string {
+	if v < 10 {
+		return fmt.Sprintf("%.1f %%", v)
+	}
+	return fmt.Sprintf("%.0f %%", v)
+}
+
+// Ms formats a latency in milliseconds with the precision the report
+// uses: "0.31", "8.7", "13", "1,472".
+func Ms(v float64) string {
+	switch {
+	case v < 1:
+		return fmt.Sprintf("%.2f", v)
+	case v < 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return Thousands(v)
+}

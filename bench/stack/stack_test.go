@@ -1,0 +1,122 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseVersion(t *testing.T) {
+	tests := []struct{ help, want string }{
+		{"mosquitto version 2.0.11\n\nmosquitto is an MQTT v5.0/v3.1.1/v3.1 broker.\n", "mosquitto 2.0.11"},
+		{"mosquitto version 2.0.18", "mosquitto 2.0.18"},
+		{"", "mosquitto (unknown version)"},
+		{"Error: unknown option\n", "mosquitto (unknown version)"},
+	}
+	for _, tt := range tests {
+		if got := parseVersion(tt.help); got != tt.want {
+			t.Errorf("parseVersion(%q) = %q, want %q", tt.help, got, tt.want)
+		}
+	}
+}
+
+func TestMosquittoConfig(t *testing.T) {
+	c := MosquittoConfig(18831, "/tmp/x/mosquitto.log", false)
+	for _, want := range []string{"listener 18831 127.0.0.1\n", "set_tcp_nodelay true\n", "allow_anonymous true\n", "persistence false\n", "log_dest file /tmp/x/mosquitto.log\n"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("config lacks %q:\n%s", want, c)
+		}
+	}
+	if strings.Contains(c, "user root") {
+		t.Errorf("config for a non-root user sets user root:\n%s", c)
+	}
+	if !strings.Contains(MosquittoConfig(1, "l", true), "user root\n") {
+		t.Errorf("config for root lacks user root")
+	}
+}
+
+func TestNoMosquittoErrorNamesThePackage(t *testing.T) {
+	if !strings.Contains(ErrNoMosquitto.Error(), "Debian package mosquitto") {
+		t.Errorf("ErrNoMosquitto = %q, want it to name the Debian package", ErrNoMosquitto)
+	}
+	t.Setenv("PATH", t.TempDir())
+	if _, err := exec.LookPath("mosquitto"); err == nil {
+		t.Skip("mosquitto still on PATH")
+	}
+	p, err := FindMosquitto()
+	if _, statErr := os.Stat("/usr/sbin/mosquitto"); statErr == nil {
+		if err != nil || p != "/usr/sbin/mosquitto" {
+			t.Errorf("FindMosquitto with an empty PATH = %q, %v; want /usr/sbin/mosquitto", p, err)
+		}
+		return
+	}
+	if !errors.Is(err, ErrNoMosquitto) && p == "" {
+		t.Errorf("FindMosquitto error = %v, want ErrNoMosquitto", err)
+	}
+}
+
+func TestStartMosquitto(t *testing.T) {
+	if _, err := FindMosquitto(); err != nil {
+		if os.Getenv("CANDEC_REQUIRE_MOSQUITTO") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ctx := context.Background()
+	m, err := StartMosquitto(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop(0)
+	if !strings.HasPrefix(m.Version, "mosquitto 2") && !strings.HasPrefix(m.Version, "mosquitto 1") {
+		t.Errorf("Version = %q, want mosquitto N.N.N", m.Version)
+	}
+	c, err := net.DialTimeout("tcp", m.Addr, time.Second)
+	if err != nil {
+		t.Fatalf("dial %s: %v", m.Addr, err)
+	}
+	c.Close()
+	if err := m.Running(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Stop(0); err != nil {
+		t.Errorf("Stop = %v, want a clean exit", err)
+	}
+	if err := m.Running(); !errors.Is(err, ErrExited) {
+		t.Errorf("Running after Stop = %v, want ErrExited", err)
+	}
+	if _, err := net.DialTimeout("tcp", m.Addr, 200*time.Millisecond); err == nil {
+		t.Errorf("broker still accepts connections after Stop")
+	}
+}
+
+func TestProcessStopKillsStubbornChild(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip(err)
+	}
+	p, err := StartProcess("stubborn", Options{Dir: t.TempDir()}, sh, "-c", "trap '' TERM; echo started >&2; exec sleep 30")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Wait until the trap is set.
+	for Tail(p.Log, 1) != "started" {
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	err = p.Stop(200 * time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Errorf("Stop = %v, want an error saying it was killed", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Stop took %v", d)
+	}
+	if got := Tail(p.Log, 5); got != "started" {
+		t.Errorf("log = %q, want %q", got, "started")
+	}
+}

@@ -1,0 +1,11 @@
+// Package tune answers, on a desk, what a policy costs the broker: it
+// runs a capture through the same pipeline engine as the service and
+// `candec decode --policy`, offline, and counts per signal the frames
+// that carry it, how often its value changes and the envelopes the
+// policy publishes; then the totals, the deliveries for N subscribers
+// (each envelope is delivered once per subscriber that takes every
+// signal), and the signals that cost the most.
+//
+// Time is the capture's: the counts are what the live service would
+// publish for the same frames.
+package tune

@@ -1,0 +1,246 @@
+package tune
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+
+	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/pipeline"
+)
+
+// Errors.
+var (
+	// ErrEmpty: the capture holds no frame.
+	ErrEmpty = errors.New("tune: capture holds no frame")
+)
+
+// DefaultSubscribers is the number of all-signal subscribers the report
+// assumes (svc-gw, recorder, svc-nav, svc-vision, telemetry-gw).
+const DefaultSubscribers = 5
+
+// Config says what to analyse.
+type Config struct {
+	// DB is the database; Policy the policy (nil: the default policy).
+	DB     *dbc.Database
+	Policy *pipeline.PolicyFile
+	// Subscribers is how many subscribers take every signal; default
+	// DefaultSubscribers.
+	Subscribers int
+	// Window adds the window stream, to compare its deliveries.
+	Window bool
+}
+
+// Signal is one signal's cost.
+type Signal struct {
+	// Name is "<message>.<signal>"; Topic its topic.
+	Name  string `json:"signal"`
+	Topic string `json:"topic"`
+	// FramesPerS is how often a frame carried a value of the signal.
+	FramesPerS float64 `json:"frames_per_s"`
+	// ChangesPerS is how often that value differed from the previous one.
+	ChangesPerS float64 `json:"changes_per_s"`
+	// EnvelopesPerS is what the policy publishes, every kind counted
+	// (values, trailing values, heartbeats, stale marks).
+	EnvelopesPerS float64 `json:"envelopes_per_s"`
+	// Share is the signal's part of all envelopes, in percent.
+	Share float64 `json:"share_pct"`
+	// Policy summarises the signal's resolved policy.
+	Policy string `json:"policy"`
+}
+
+// Report is the result of Analyze.
+type Report struct {
+	// Frames and Duration describe the capture (first to last frame).
+	Frames   uint64        `json:"frames"`
+	Duration time.Duration `json:"-"`
+	// DurationS is Duration in seconds.
+	DurationS  float64 `json:"duration_s"`
+	FramesPerS float64 `json:"frames_per_s"`
+	// Unknown counts frames whose ID is not in the database.
+	Unknown uint64 `json:"unknown_frames"`
+	// EnvelopesPerS and DeliveriesPerS are the totals: envelopes
+	// published, and delivered to Subscribers all-signal subscribers.
+	EnvelopesPerS  float64 `json:"envelopes_per_s"`
+	DeliveriesPerS float64 `json:"deliveries_per_s"`
+	Subscribers    int     `json:"subscribers"`
+	// WindowsPerS is the window stream's messages per second, and
+	// WindowDeliveriesPerS their deliveries, when Config.Window is set.
+	WindowsPerS          float64 `json:"windows_per_s,omitempty"`
+	WindowDeliveriesPerS float64 `json:"window_deliveries_per_s,omitempty"`
+	// ByKind counts envelopes per second by why they were published.
+	ByKind map[string]float64 `json:"envelopes_per_s_by_kind"`
+	// Signals are the published signals, costliest first.
+	Signals []Signal `json:"signals"`
+}
+
+// Analyze reads every frame of r through the pipeline engine and
+// returns the costs.
+func Analyze(r *capture.Reader, cfg Config) (*Report, error) {
+	if cfg.Subscribers <= 0 {
+		cfg.Subscribers = DefaultSubscribers
+	}
+	pol := cfg.Policy
+	if pol == nil {
+		pol = pipeline.DefaultPolicy()
+	}
+	envelopes := make([]uint64, len(cfg.DB.Signals))
+	var windows uint64
+	pcfg := pipeline.Config{Policies: pol}
+	if cfg.Window {
+		pcfg.Window = &pipeline.WindowConfig{}
+	}
+	eng, err := pipeline.New(cfg.DB, pcfg, pipeline.SinkFunc(func(o *pipeline.Out) {
+		if o.Signal == nil {
+			windows++
+			return
+		}
+		envelopes[o.Signal.Index]++
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
+
+	dec := decoder.New(cfg.DB)
+	vals := make([]decoder.Value, 0, dec.MaxSignals())
+	seen := make([]uint64, len(cfg.DB.Signals))
+	changes := make([]uint64, len(cfg.DB.Signals))
+	last := make([]uint64, len(cfg.DB.Signals))
+	var (
+		f           frame.Frame
+		frames      uint64
+		first, tEnd int64
+	)
+	for {
+		err := r.Next(&f)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("tune: %w", err)
+		}
+		if frames == 0 {
+			first = f.Time
+		}
+		frames++
+		tEnd = max(tEnd, f.Time)
+		eng.Frame(&f)
+		_, vals = dec.Decode(&f, vals)
+		for i := range vals {
+			v := &vals[i]
+			if v.Flags&decoder.Truncated != 0 {
+				continue
+			}
+			k := v.Signal.Index
+			if seen[k] > 0 && v.Raw != last[k] {
+				changes[k]++
+			}
+			seen[k]++
+			last[k] = v.Raw
+		}
+	}
+	if frames == 0 {
+		return nil, ErrEmpty
+	}
+	eng.Flush(tEnd)
+
+	dur := time.Duration(tEnd - first)
+	secs := dur.Seconds()
+	if secs <= 0 {
+		secs = 1 // one instant: report counts as per second
+	}
+	st := eng.Stats()
+	rep := &Report{
+		Frames:      frames,
+		Duration:    dur,
+		DurationS:   dur.Seconds(),
+		FramesPerS:  float64(frames) / secs,
+		Unknown:     st.Unknown,
+		Subscribers: cfg.Subscribers,
+		ByKind:      map[string]float64{},
+	}
+	for _, k := range pipeline.Kinds() {
+		if n := st.Published(k); n > 0 && k != pipeline.KindWindow {
+			rep.ByKind[k.String()] = float64(n) / secs
+		}
+	}
+	topics := eng.Topics()
+	var total uint64
+	ti := 0
+	for _, s := range cfg.DB.Signals {
+		p := eng.Policy(s)
+		if !p.Publish {
+			continue
+		}
+		topic := ""
+		if ti < len(topics) {
+			topic = topics[ti]
+		}
+		ti++
+		total += envelopes[s.Index]
+		rep.Signals = append(rep.Signals, Signal{
+			Name:          s.FullName(),
+			Topic:         topic,
+			FramesPerS:    float64(seen[s.Index]) / secs,
+			ChangesPerS:   float64(changes[s.Index]) / secs,
+			EnvelopesPerS: float64(envelopes[s.Index]) / secs,
+			Policy:        Describe(p),
+		})
+	}
+	rep.EnvelopesPerS = float64(total) / secs
+	rep.DeliveriesPerS = rep.EnvelopesPerS * float64(cfg.Subscribers)
+	if cfg.Window {
+		rep.WindowsPerS = float64(windows) / secs
+		rep.WindowDeliveriesPerS = rep.WindowsPerS * float64(cfg.Subscribers)
+	}
+	for i := range rep.Signals {
+		if total > 0 {
+			rep.Signals[i].Share = rep.Signals[i].EnvelopesPerS / rep.EnvelopesPerS * 100
+		}
+	}
+	sort.SliceStable(rep.Signals, func(i, j int) bool { return rep.Signals[i].EnvelopesPerS > rep.Signals[j].EnvelopesPerS })
+	return rep, nil
+}
+
+// Describe summarises a resolved policy: "cap 20 Hz, on change ±0.5,
+// heartbeat 1s, stale 1.5s".
+func Describe(p pipeline.Policy) string {
+	if !p.Publish {
+		return "not published"
+	}
+	var parts []string
+	if p.MaxRate > 0 {
+		parts = append(parts, fmt.Sprintf("cap %g Hz", p.MaxRate))
+	}
+	if p.OnChange {
+		s := "on change"
+		switch {
+		case p.Deadband > 0 && p.DeadbandPct > 0:
+			s += fmt.Sprintf(" ±%g/±%g%%", p.Deadband, p.DeadbandPct)
+		case p.Deadband > 0:
+			s += fmt.Sprintf(" ±%g", p.Deadband)
+		case p.DeadbandPct > 0:
+			s += fmt.Sprintf(" ±%g%%", p.DeadbandPct)
+		}
+		parts = append(parts, s)
+	}
+	if p.Heartbeat > 0 {
+		parts = append(parts, "heartbeat "+p.Heartbeat.String())
+	}
+	if p.StaleAfter > 0 {
+		parts = append(parts, "stale "+p.StaleAfter.String())
+	}
+	if len(parts) == 0 {
+		return "every value"
+	}
+	out := parts[0]
+	for _, s := range parts[1:] {
+		out += ", " + s
+	}
+	return out
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/yukart/candec/bench/tune"
+	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/pipeline"
+)
+
+func init() {
+	commands["tune"] = command{
+		summary: "what a policy costs the broker: per-signal envelopes/s from a capture, offline",
+		run:     runTune,
+	}
+}
+
+func runTune(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "tune", "--dbc FILE[,FILE] [--policy FILE] [flags] CAPTURE|-")
+	dbcs := fs.String("dbc", "testdata/yukart.dbc", "DBC `FILE[,FILE]`")
+	policy := fs.String("policy", "", "policy `FILE` (default: the built-in default policy)")
+	subs := fs.Int("subscribers", tune.DefaultSubscribers, "all-signal subscribers the deliveries are counted for")
+	top := fs.Int("top", 20, "show the `N` costliest signals (0: all)")
+	window := fs.Bool("window", false, "also count the window stream's messages")
+	asJSON := fs.Bool("json", false, "write the report as JSON")
+	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines instead of stopping")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return &exitError{2, fmt.Errorf("tune: want one capture file (or - for standard input)")}
+	}
+	db, err := dbc.Load(strings.Split(*dbcs, ",")...)
+	if err != nil {
+		return err
+	}
+	var pol *pipeline.PolicyFile
+	if *policy != "" {
+		if pol, err = pipeline.LoadPolicy(*policy); err != nil {
+			return err
+		}
+	}
+	var in io.Reader = e.stdin
+	if name := fs.Arg(0); name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("tune: %w", err)
+		}
+		defer f.Close()
+		in = f
+	}
+	rep, err := tune.Analyze(capture.NewReader(in, capture.Options{SkipInvalid: *skip}), tune.Config{
+		DB: db, Policy: pol, Subscribers: *subs, Window: *window,
+	})
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	name := "default"
+	if pol != nil {
+		name = pol.Name()
+	}
+	fmt.Fprintf(e.stdout, "policy: %s   DBC: %s\n", name, *dbcs)
+	return rep.WriteText(e.stdout, *top)
+}
