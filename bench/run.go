@@ -19,6 +19,7 @@ import (
 	"github.com/yukart/candec/bench/scenario"
 	"github.com/yukart/candec/bench/stack"
 	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/internal/mosquitto"
 )
 
 // run is one scenario being run.
@@ -189,7 +190,7 @@ func (r *run) startBroker(ctx context.Context) error {
 }
 
 func (r *run) startDecoder(ctx context.Context) error {
-	port, err := freePort()
+	port, err := mosquitto.FreePort()
 	if err != nil {
 		return fmt.Errorf("bench: %w", err)
 	}
@@ -583,15 +584,6 @@ func waitIdle(ctx context.Context, limit float64, wait time.Duration) (float64, 
 			return busy, nil
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // result computes the run's result line.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/yukart/candec/bench/report"
 	"github.com/yukart/candec/bench/watch"
-	"github.com/yukart/candec/envelope"
 )
 
 // Board follows the signal topics and the decoder's status, and renders
@@ -20,11 +19,9 @@ type Board struct {
 	prefix string // the signal topics' common prefix, left out of the table
 	status string // the status topic
 
-	mon *watch.Monitor // rate, last value, age, loss, stale flags
+	mon *watch.Monitor // rate, last value, seq, age, loss, stale flags
 
 	mu      sync.Mutex
-	seq     map[string]uint64
-	env     envelope.Envelope
 	state   string // the decoder's last status
 	online  chan struct{}
 	once    sync.Once
@@ -51,7 +48,6 @@ func NewBoard(prefix, statusTopic string, now time.Time) *Board {
 		prefix:  prefix,
 		status:  statusTopic,
 		mon:     watch.New(watch.Config{}),
-		seq:     map[string]uint64{},
 		online:  make(chan struct{}),
 		offline: make(chan struct{}),
 		started: now,
@@ -82,11 +78,6 @@ func (b *Board) Observe(topic string, payload []byte, now time.Time) {
 		return
 	}
 	b.mon.Observe(topic, payload, now)
-	b.mu.Lock()
-	if envelope.Parse(payload, &b.env) == nil {
-		b.seq[topic] = b.env.Seq
-	}
-	b.mu.Unlock()
 }
 
 // Totals are the board's header figures.
@@ -125,7 +116,7 @@ func (b *Board) Render(w io.Writer, now time.Time, rows int) Totals {
 		if s.Stale {
 			flag = "STALE"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%5.1f\t%6d\t%6s\t%s\n", strings.TrimPrefix(s.Topic, b.prefix), s.Last, b.rates[s.Topic], b.seq[s.Topic], age(s.Age), flag)
+		fmt.Fprintf(tw, "%s\t%s\t%5.1f\t%6d\t%6s\t%s\n", strings.TrimPrefix(s.Topic, b.prefix), s.Last, b.rates[s.Topic], s.Seq, watch.FormatAge(s.Age), flag)
 		shown++
 	}
 	b.mu.Unlock()
@@ -164,15 +155,4 @@ func (b *Board) totals(stats []watch.TopicStats, now time.Time) Totals {
 	}
 	t.Elapsed = now.Sub(b.started)
 	return t
-}
-
-// age formats an age for the table: "12ms", "3.4s".
-func age(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
 }

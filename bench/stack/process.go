@@ -1,16 +1,15 @@
 package stack
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"time"
+
+	"github.com/yukart/candec/internal/child"
 )
 
 // Errors.
@@ -23,20 +22,15 @@ var (
 // sends SIGKILL.
 const DefaultStopTimeout = 10 * time.Second
 
-// Process is a child process the bench started.
+// Process is a child process the bench started: PID, Exited, Err and
+// Wait come from child.Process.
 type Process struct {
-	// Name names it in errors ("decoder", "broker").
+	*child.Process
+	// Name names it in errors ("decoder", "replay").
 	Name string
 	// Log is the file that holds its standard error (and standard
 	// output unless Stdout was given).
 	Log string
-
-	cmd    *exec.Cmd
-	logF   *os.File
-	exited chan struct{}
-
-	mu  sync.Mutex
-	err error // Wait's result, once exited
 }
 
 // Options configure StartProcess.
@@ -66,42 +60,24 @@ func StartProcess(name string, o Options, exe string, args ...string) (*Process,
 		cmd.Stdout = o.Stdout
 	}
 	cmd.Env = o.Env
-	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
-		f.Close()
+	c, err := child.Start(cmd)
+	// The child has its own descriptor of the log.
+	f.Close()
+	if err != nil {
 		return nil, fmt.Errorf("stack: start %s (%s): %w", name, exe, err)
 	}
-	p := &Process{Name: name, Log: log, cmd: cmd, logF: f, exited: make(chan struct{})}
-	go func() {
-		err := cmd.Wait()
-		p.mu.Lock()
-		p.err = err
-		p.mu.Unlock()
-		f.Close()
-		close(p.exited)
-	}()
-	return p, nil
-}
-
-// PID returns the process ID.
-func (p *Process) PID() int { return p.cmd.Process.Pid }
-
-// Exited is closed when the process has exited.
-func (p *Process) Exited() <-chan struct{} { return p.exited }
-
-// Err returns how the process exited, once it has.
-func (p *Process) Err() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.err
+	return &Process{Process: c, Name: name, Log: log}, nil
 }
 
 // Running returns nil while the process runs, or an error wrapping
 // ErrExited with its exit status and the end of its log.
-func (p *Process) Running() error {
+func (p *Process) Running() error { return running(p.Process, p.Name, p.Log) }
+
+// running is Running of c, named name, logging to log.
+func running(c *child.Process, name, log string) error {
 	select {
-	case <-p.exited:
-		return fmt.Errorf("%w: %s: %v\n%s", ErrExited, p.Name, p.Err(), Tail(p.Log, 15))
+	case <-c.Exited():
+		return fmt.Errorf("%w: %s: %v\n%s", ErrExited, name, c.Err(), Tail(log, 15))
 	default:
 		return nil
 	}
@@ -111,33 +87,19 @@ func (p *Process) Running() error {
 // after timeout (≤ 0: DefaultStopTimeout). It returns the process's
 // exit error, nil for a clean exit, and is safe to call more than once.
 func (p *Process) Stop(timeout time.Duration) error {
+	return stop(p.Process, p.Name, timeout)
+}
+
+// stop stops c, named name in errors.
+func stop(c *child.Process, name string, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = DefaultStopTimeout
 	}
-	select {
-	case <-p.exited:
-		return p.Err()
-	default:
+	err := c.Stop(timeout)
+	if errors.Is(err, child.ErrKilled) {
+		return fmt.Errorf("stack: %s did not stop within %v of SIGTERM; killed", name, timeout)
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return p.Err()
-	case <-time.After(timeout):
-	}
-	_ = p.cmd.Process.Kill()
-	<-p.exited
-	return fmt.Errorf("stack: %s did not stop within %v of SIGTERM; killed", p.Name, timeout)
-}
-
-// Wait waits for the process to exit or ctx to end.
-func (p *Process) Wait(ctx context.Context) error {
-	select {
-	case <-p.exited:
-		return p.Err()
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return err
 }
 
 // Tail returns the last n lines of a file, or why it cannot be read.

@@ -11,35 +11,6 @@ import (
 	"time"
 )
 
-func TestParseVersion(t *testing.T) {
-	tests := []struct{ help, want string }{
-		{"mosquitto version 2.0.11\n\nmosquitto is an MQTT v5.0/v3.1.1/v3.1 broker.\n", "mosquitto 2.0.11"},
-		{"mosquitto version 2.0.18", "mosquitto 2.0.18"},
-		{"", "mosquitto (unknown version)"},
-		{"Error: unknown option\n", "mosquitto (unknown version)"},
-	}
-	for _, tt := range tests {
-		if got := parseVersion(tt.help); got != tt.want {
-			t.Errorf("parseVersion(%q) = %q, want %q", tt.help, got, tt.want)
-		}
-	}
-}
-
-func TestMosquittoConfig(t *testing.T) {
-	c := MosquittoConfig(18831, "/tmp/x/mosquitto.log", false)
-	for _, want := range []string{"listener 18831 127.0.0.1\n", "set_tcp_nodelay true\n", "allow_anonymous true\n", "persistence false\n", "log_dest file /tmp/x/mosquitto.log\n"} {
-		if !strings.Contains(c, want) {
-			t.Errorf("config lacks %q:\n%s", want, c)
-		}
-	}
-	if strings.Contains(c, "user root") {
-		t.Errorf("config for a non-root user sets user root:\n%s", c)
-	}
-	if !strings.Contains(MosquittoConfig(1, "l", true), "user root\n") {
-		t.Errorf("config for root lacks user root")
-	}
-}
-
 func TestNoMosquittoErrorNamesThePackage(t *testing.T) {
 	if !strings.Contains(ErrNoMosquitto.Error(), "Debian package mosquitto") {
 		t.Errorf("ErrNoMosquitto = %q, want it to name the Debian package", ErrNoMosquitto)

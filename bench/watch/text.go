@@ -23,13 +23,14 @@ func WriteTable(w io.Writer, stats []TopicStats) error {
 		if t.Restarts > 0 {
 			lost += fmt.Sprintf(" (%d restarts)", t.Restarts)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", t.Topic, t.Rate, t.Last, age(t.Age), lost, lat, flags(t))
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", t.Topic, t.Rate, t.Last, FormatAge(t.Age), lost, lat, flags(t))
 	}
 	return tw.Flush()
 }
 
-// age formats an age coarsely: "12ms", "3.4s", "5m0s".
-func age(d time.Duration) string {
+// FormatAge formats an age coarsely, the way a person reads it: "12ms",
+// "3.4s", "5m0s".
+func FormatAge(d time.Duration) string {
 	switch {
 	case d < time.Second:
 		return d.Round(time.Millisecond).String()

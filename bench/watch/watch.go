@@ -81,6 +81,7 @@ type topic struct {
 	lastArrival time.Time
 	last        string
 	flagStale   bool
+	seq         uint64 // the last message's
 	lost        uint64
 	restarts    uint64
 	lastLatency time.Duration
@@ -126,6 +127,7 @@ func (m *Monitor) Observe(name string, payload []byte, now time.Time) {
 			return
 		}
 		o := m.envs.Observe(name, &m.env)
+		t.seq = m.env.Seq
 		t.lost += o.Lost
 		if o.Restart {
 			t.restarts++
@@ -142,6 +144,7 @@ func (m *Monitor) Observe(name string, payload []byte, now time.Time) {
 			t.windows = envelope.NewTracker()
 		}
 		o := t.windows.Observe(name, &envelope.Envelope{Seq: m.win.Seq, Epoch: m.win.Epoch})
+		t.seq = m.win.Seq
 		t.lost += o.Lost
 		if o.Restart {
 			t.restarts++
@@ -158,6 +161,7 @@ func (m *Monitor) Observe(name string, payload []byte, now time.Time) {
 			return
 		}
 		lost, restarted := t.raw.Observe(b.Seq(), b.Len())
+		t.seq = b.Seq()
 		t.lost += lost
 		if restarted {
 			t.restarts++
@@ -235,6 +239,9 @@ type TopicStats struct {
 	Last string `json:"last"`
 	// Age is the time since the last message.
 	Age time.Duration `json:"age_ns"`
+	// Seq is the last message's sequence number (an envelope's or
+	// window's seq, a raw batch's first frame); 0 for text.
+	Seq uint64 `json:"seq,omitempty"`
 	// Lost and Restarts come from seq.
 	Lost     uint64 `json:"lost"`
 	Restarts uint64 `json:"restarts,omitempty"`
@@ -262,7 +269,7 @@ func (m *Monitor) Snapshot(now time.Time) []TopicStats {
 		age := now.Sub(t.lastArrival)
 		out = append(out, TopicStats{
 			Topic: t.name, Kind: t.kind, Messages: t.messages, Items: t.items,
-			Rate: t.rate, Last: t.last, Age: age, Lost: t.lost, Restarts: t.restarts,
+			Rate: t.rate, Last: t.last, Age: age, Seq: t.seq, Lost: t.lost, Restarts: t.restarts,
 			LastLatency: t.lastLatency, MaxLatency: t.maxLatency, HasLatency: t.hasLatency,
 			Stale: t.flagStale, Old: age > m.cfg.StaleAfter,
 		})

@@ -54,12 +54,14 @@ func TestMonitor(t *testing.T) {
 		{"speed kind", by["v/Speed"].Kind, Envelope},
 		{"speed messages", by["v/Speed"].Messages, uint64(3)},
 		{"speed lost", by["v/Speed"].Lost, uint64(2)},
+		{"speed seq", by["v/Speed"].Seq, uint64(5)},
 		{"speed last", by["v/Speed"].Last, "12 km/h"},
 		{"speed latency", by["v/Speed"].LastLatency, 3 * time.Millisecond},
 		{"speed old", by["v/Speed"].Old, true},
 		{"temp stale", by["v/Temp"].Stale, true},
 		{"raw kind", by["can/raw"].Kind, Raw},
 		{"raw lost", by["can/raw"].Lost, uint64(1)},
+		{"raw seq", by["can/raw"].Seq, uint64(3)},
 		{"raw items", by["can/raw"].Items, uint64(3)},
 		{"raw max latency", by["can/raw"].MaxLatency, 10 * time.Millisecond},
 		{"status kind", by["status"].Kind, Text},
@@ -128,8 +130,25 @@ func TestWindowTopic(t *testing.T) {
 	m.Observe("win", msg(1), t0.Add(time.Millisecond))
 	m.Observe("win", msg(3), t0.Add(2*time.Millisecond))
 	st := m.Snapshot(t0.Add(time.Second))[0]
-	if st.Kind != Window || st.Lost != 1 || st.Items != 4 || st.Last != "2 envelopes" {
-		t.Errorf("window topic = %+v, want kind window, 1 lost, 4 items, last \"2 envelopes\"", st)
+	if st.Kind != Window || st.Lost != 1 || st.Items != 4 || st.Last != "2 envelopes" || st.Seq != 3 {
+		t.Errorf("window topic = %+v, want kind window, 1 lost, 4 items, last \"2 envelopes\", seq 3", st)
+	}
+}
+
+func TestFormatAge(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{12345 * time.Microsecond, "12ms"},
+		{3449 * time.Millisecond, "3.4s"},
+		{299600 * time.Millisecond, "5m0s"},
+	}
+	for _, tt := range tests {
+		if got := FormatAge(tt.d); got != tt.want {
+			t.Errorf("FormatAge(%v): got %q, want %q", tt.d, got, tt.want)
+		}
 	}
 }
 

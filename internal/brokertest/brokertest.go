@@ -1,22 +1,17 @@
 package brokertest
 
 import (
-	"bufio"
 	"context"
-	"errors"
-	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/yukart/candec/broker"
+	"github.com/yukart/candec/internal/mosquitto"
 )
 
 // RequireEnv names the environment variable that turns a missing
@@ -32,7 +27,7 @@ const EmbeddedEnv = "CANDEC_TEST_EMBEDDED_BROKER"
 const (
 	// StartTimeout bounds how long a broker may take to accept
 	// connections.
-	StartTimeout = 10 * time.Second
+	StartTimeout = mosquitto.StartTimeout
 	// StopTimeout is how long Stop waits after SIGTERM before SIGKILL.
 	StopTimeout = 5 * time.Second
 )
@@ -51,8 +46,7 @@ type Broker struct {
 	logFile string
 
 	mu       sync.Mutex
-	proc     *exec.Cmd
-	exited   chan struct{} // closed when proc has been waited for
+	proc     *mosquitto.Process
 	embedded *broker.Broker
 }
 
@@ -93,21 +87,11 @@ func Start(t testing.TB) *Broker {
 		b.setAddr(eb.Addr())
 		return b
 	}
-	// A free port can be taken by someone else between our probe and
-	// mosquitto's bind; try a few.
-	var err error
-	for range 5 {
-		var port int
-		if port, err = freePort(); err != nil {
-			break
-		}
-		b.setAddr(net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err = b.startMosquitto(); err == nil {
-			return b
-		}
+	// Port 0: a free port, tried again when someone else takes it first.
+	if err := b.startMosquitto(0); err != nil {
+		t.Fatalf("brokertest: %v", err)
 	}
-	t.Fatalf("brokertest: %v", err)
-	return nil
+	return b
 }
 
 // findMosquitto is FindMosquitto; tests replace it to exercise the
@@ -117,15 +101,11 @@ var findMosquitto = FindMosquitto
 // FindMosquitto returns the path of the mosquitto binary, or "" when it
 // is not installed.
 func FindMosquitto() string {
-	if p, err := exec.LookPath("mosquitto"); err == nil {
-		return p
+	p, err := mosquitto.Find()
+	if err != nil {
+		return ""
 	}
-	for _, p := range []string{"/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	return ""
+	return p
 }
 
 func (b *Broker) setAddr(addr string) {
@@ -147,13 +127,7 @@ func (b *Broker) Stop() {
 	if b.proc == nil {
 		return
 	}
-	_ = b.proc.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-b.exited:
-	case <-time.After(StopTimeout):
-		_ = b.proc.Process.Kill()
-		<-b.exited
-	}
+	_ = b.proc.Stop(StopTimeout)
 	b.proc = nil
 }
 
@@ -174,7 +148,9 @@ func (b *Broker) Restart() {
 		b.mu.Unlock()
 		return
 	}
-	if err := b.startMosquitto(); err != nil {
+	_, port, _ := net.SplitHostPort(b.Addr)
+	n, _ := strconv.Atoi(port)
+	if err := b.startMosquitto(n); err != nil {
 		b.t.Fatalf("brokertest: restart: %v", err)
 	}
 }
@@ -194,96 +170,21 @@ func startEmbeddedRetry(addr string) (*broker.Broker, error) {
 // broker.
 func (b *Broker) LogFile() string { return b.logFile }
 
-// startMosquitto writes the configuration for b.Addr, starts mosquitto
-// and waits until it accepts connections.
-func (b *Broker) startMosquitto() error {
-	_, port, _ := net.SplitHostPort(b.Addr)
-	b.logFile = filepath.Join(b.dir, "mosquitto.log")
-	conf := filepath.Join(b.dir, "mosquitto.conf")
-	var c strings.Builder
-	fmt.Fprintf(&c, "listener %s 127.0.0.1\n", port)
-	c.WriteString("allow_anonymous true\n")
-	c.WriteString("set_tcp_nodelay true\n")
-	c.WriteString("persistence false\n")
-	fmt.Fprintf(&c, "log_dest file %s\n", b.logFile)
-	c.WriteString("log_type error\nlog_type warning\nlog_type notice\nlog_type information\n")
-	c.WriteString("log_timestamp_format %H:%M:%S\n")
-	if os.Geteuid() == 0 {
-		// As root, mosquitto would switch to the user "mosquitto", which
-		// cannot write the log in the test's private directory.
-		c.WriteString("user root\n")
-	}
-	if err := os.WriteFile(conf, []byte(c.String()), 0o600); err != nil {
+// startMosquitto starts mosquitto on port (0: a free one) with a verbose
+// log and waits until it accepts connections.
+func (b *Broker) startMosquitto(port int) error {
+	b.logFile = filepath.Join(b.dir, mosquitto.LogFile)
+	p, err := mosquitto.Start(context.Background(), mosquitto.Options{Binary: b.exe, Dir: b.dir, Port: port, Verbose: true})
+	if err != nil {
 		return err
 	}
-	cmd := exec.Command(b.exe, "-c", conf)
-	cmd.SysProcAttr = procAttr()
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("start %s: %w", b.exe, err)
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(exited)
-	}()
 	b.mu.Lock()
-	b.proc, b.exited = cmd, exited
+	b.proc = p
 	b.mu.Unlock()
-	if err := waitListening(b.Addr, exited); err != nil {
-		b.Stop()
-		return fmt.Errorf("mosquitto on %s: %w\n%s", b.Addr, err, tail(b.logFile, 10))
-	}
+	b.setAddr(p.Addr)
 	return nil
 }
 
-// waitListening waits until addr accepts a TCP connection, the process
-// exits or StartTimeout passes.
-func waitListening(addr string, exited <-chan struct{}) error {
-	deadline := time.Now().Add(StartTimeout)
-	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		select {
-		case <-exited:
-			return errors.New("exited before accepting connections")
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not accepting connections after %v: %w", StartTimeout, err)
-		}
-	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 func (b *Broker) dumpLog() {
-	b.t.Logf("brokertest: last lines of %s:\n%s", b.logFile, tail(b.logFile, 40))
-}
-
-// tail returns the last n lines of a file, or why it cannot.
-func tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	var lines []string
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		lines = append(lines, s.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
+	b.t.Logf("brokertest: last lines of %s:\n%s", b.logFile, mosquitto.LogTail(b.dir, 40))
 }

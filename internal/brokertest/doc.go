@@ -8,7 +8,8 @@
 // log file in the test's temporary directory that is printed when the
 // test fails. The broker is stopped by its PID when the test ends.
 // Stop and Restart kill and restart it on the same port, for tests of
-// reconnection.
+// reconnection. Package internal/mosquitto does the starting and
+// stopping, for the bench's broker too.
 //
 // When mosquitto is not installed, Start falls back to the embedded broker
 // of package broker and says so in the test log, unless the environment
