@@ -1,6 +1,7 @@
 // Package pipeline moves decoded signal values to per-signal topics
-// under a policy: rate caps with a trailing edge (the latest value
-// wins), on-change with deadbands and heartbeats, staleness marks, and
+// under a policy: rate caps that publish the first fresh frame after
+// each window and never lose a burst's final value (a trailing edge),
+// on-change with deadbands and heartbeats, staleness marks, and
 // an optional window stream. It turns frames into envelope bytes and
 // hands them to a Sink; it knows nothing about MQTT.
 //

@@ -14,7 +14,8 @@ const (
 	// KindValue: a new value, published as it arrived.
 	KindValue OutKind = iota
 	// KindTrailing: the latest value held back by a rate cap, published
-	// when the cap's window closed.
+	// when the cap's window closed (for a message with a cycle time: when
+	// no fresher frame came by the grace deadline, up to one cycle later).
 	KindTrailing
 	// KindHeartbeat: the current value again, after a heartbeat period
 	// without a publish.

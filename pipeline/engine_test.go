@@ -1,8 +1,11 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,19 +68,64 @@ func TestPolicyTables(t *testing.T) {
 			},
 		},
 		{
-			name:   "cap with jitter: latest value of each window, trailing edge",
+			name:   "cap with jitter: the first frame after the window end, trailing edge when frames stop",
 			policy: `defaults: {max_rate: 20}`,
 			steps: []step{
 				{0, idCount, 0}, {11, idCount, 11}, {22, idCount, 22}, {33, idCount, 33}, {44, idCount, 44},
-				{55, idCount, 55}, {66, idCount, 66}, adv(101),
+				{55, idCount, 55}, {66, idCount, 66}, adv(106),
 				// After a quiet period the first value goes out at once.
 				{300, idCount, 300}, {301, idCount, 301},
 			},
 			want: []string{
 				"Count value 0 @0 #1",
-				"Count trailing 44 @44 #2", // window 0–50 closed by the frame at 55
-				"Count trailing 66 @66 #3", // window 50–100 closed by Advance(101)
-				"Count value 300 @300 #4",  // quiet since 100: at once
+				"Count value 55 @55 #2",    // window 0–50 closed; the frame at 55 supersedes 44
+				"Count trailing 66 @66 #3", // window 55–105 closed, no frame by 66+15: Advance(106)
+				"Count value 300 @300 #4",  // quiet since 105: at once
+			},
+		},
+		{
+			name:   "cap: a fresh frame after the window end supersedes the held value",
+			policy: `defaults: {max_rate: 12.5}`, // 80 ms windows; Gear cycles at 50 ms
+			steps:  join(every(idGear, 0, 250, 50, asValue), []step{adv(324), {324, idCode, 1}, adv(326)}),
+			want: []string{
+				"Gear value 0 @0 #1 P",
+				// 50 is held; the window ends at 80; the frame at 100
+				// comes before the grace deadline (50+75) and goes out
+				// at once: every capped envelope is fresh.
+				"Gear value 100 @100 #2", "Gear value 200 @200 #3",
+				"Code value 1 @324 #1",
+				// The frames stopped: 250 goes out at its grace deadline,
+				// 250+50+25 = 325, as trailing.
+				"Gear trailing 250 @250 #4",
+			},
+		},
+		{
+			name:   "cap: the message stops, the held value goes out at the grace deadline",
+			policy: `defaults: {max_rate: 20}`,
+			steps: []step{
+				{0, idCount, 0}, {10, idCount, 10}, {20, idCount, 20}, {30, idCount, 30}, {45, idCount, 45},
+				adv(60), {60, idCode, 1}, adv(61),
+				// The next window is timed from the trailing publish at 60.
+				{100, idCount, 100}, {110, idCount, 110},
+			},
+			want: []string{
+				"Count value 0 @0 #1",
+				// Not at the window end (50): the next frame was due by
+				// 45+10+5 = 60; it did not come, so 45 goes out then.
+				"Code value 1 @60 #1",
+				"Count trailing 45 @45 #2",
+				// 100 is inside the window 60–110 and held; 110 ends it.
+				"Count value 110 @110 #3",
+			},
+		},
+		{
+			name:   "cap: a signal without a cycle time trails at the window end",
+			policy: `defaults: {max_rate: 20}`,
+			steps:  []step{{0, idCode, 0}, {10, idCode, 10}, {40, idCode, 40}, {50, idCount, 1}, {51, idCount, 2}},
+			want: []string{
+				"Code value 0 @0 #1",
+				"Count value 1 @50 #1",
+				"Code trailing 40 @40 #2", // due at 50: before the frame at 51
 			},
 		},
 		{
@@ -428,5 +476,95 @@ func TestTidyValues(t *testing.T) {
 		if got != tt.want {
 			t.Errorf("%s: tidy(%v) = %v, want %v", tt.name, tt.phys, got, tt.want)
 		}
+	}
+}
+
+// TestCapNeverExceeded feeds jittered, bursty frames of messages with
+// and without a cycle time and checks, from the engine time of every
+// publish, that no signal ever gets two envelopes less than 1/max_rate
+// apart, that the final value of every burst is published, that an
+// envelope published by a frame carries that frame's timestamp, and that
+// a value is published as trailing only when its message's next frame
+// was more than a cycle late.
+func TestCapNeverExceeded(t *testing.T) {
+	const interval = 50 * ms // max_rate 20
+	rng := rand.New(rand.NewPCG(1, 2))
+	type msg struct {
+		id     uint32
+		period int64 // ms
+	}
+	msgs := []msg{{idCount, 10}, {idSpeed, 10}, {idGear, 50}, {idCode, 7}}
+	var steps []step
+	for _, m := range msgs {
+		at := int64(0)
+		for at < 5000 {
+			steps = append(steps, step{at: at, id: m.id, raw: uint16(rng.IntN(1000))})
+			at += m.period + rng.Int64N(m.period/2+1) - m.period/4
+			if rng.IntN(40) == 0 {
+				at += rng.Int64N(300) // the sender pauses
+			}
+		}
+	}
+	slices.SortStableFunc(steps, func(a, b step) int { return cmp.Compare(a.at, b.at) })
+	steps = append(steps, adv(10_000))
+	frames := map[uint32][]int64{} // frame times by message, ascending
+	for _, s := range steps {
+		frames[s.id] = append(frames[s.id], t0+s.at*ms)
+	}
+
+	p, err := ParsePolicy("test.yaml", []byte(`defaults: {max_rate: 20}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e *Engine
+	lastAt := map[string]int64{}
+	lastVal := map[string]float64{}
+	var fresh, trailing int
+	e, err = New(testDB(t), Config{Policies: p}, SinkFunc(func(o *Out) {
+		at := e.now // deadlines fire with now at the deadline
+		if prev, ok := lastAt[o.Topic]; ok && at-prev < interval {
+			t.Errorf("%s: %s at %d ms, %d ms after the previous one, want at least 50", o.Topic, o.Kind, (at-t0)/ms, (at-prev)/ms)
+		}
+		lastAt[o.Topic] = at
+		switch o.Kind {
+		case KindValue:
+			fresh++
+			if o.TS != at {
+				t.Errorf("%s: value published at %d ms carries ts %d ms, want its frame's", o.Topic, (at-t0)/ms, (o.TS-t0)/ms)
+			}
+		case KindTrailing:
+			trailing++
+			ts := frames[o.Signal.Message.ID]
+			i, _ := slices.BinarySearch(ts, o.TS+1)
+			if c := int64(o.Signal.Message.CycleTime); c > 0 && i < len(ts) && ts[i] <= o.TS+c {
+				t.Errorf("%s: trailing %d ms published at %d ms, but the next frame came on time at %d ms", o.Topic, (o.TS-t0)/ms, (at-t0)/ms, (ts[i]-t0)/ms)
+			}
+		}
+		lastVal[o.Topic] = o.Env.Float + float64(o.Env.Int)
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{}
+	for _, s := range steps {
+		if s.id == 0 {
+			e.Advance(t0 + s.at*ms)
+			continue
+		}
+		f := fr(s.at*ms, s.id, s.raw)
+		e.Frame(&f)
+		for _, sig := range e.db.Signals {
+			if sig.Message.ID == s.id {
+				want[e.sigs[sig.Index].topic] = e.sigs[sig.Index].last.float()
+			}
+		}
+	}
+	for topic, v := range want {
+		if got := lastVal[topic]; got != v {
+			t.Errorf("%s: last value published %v, want the final value %v", topic, got, v)
+		}
+	}
+	if fresh == 0 || trailing == 0 {
+		t.Errorf("got %d values and %d trailing values, want some of each", fresh, trailing)
 	}
 }

@@ -10,8 +10,9 @@ import (
 )
 
 // A 100 Hz speed signal under a 20 Hz cap: the first value goes out at
-// once, then the latest value of each 50 ms window, and when the frames
-// stop the last one still gets out, with its own timestamp.
+// once, then the first frame after each 50 ms window (fresh, not the
+// value held from inside the window), and when the frames stop the last
+// one still gets out, with its own timestamp.
 func Example() {
 	speed := &dbc.Signal{Name: "Speed", Length: 16, Factor: 0.01, Unit: "km/h"}
 	db, _ := dbc.NewDatabase([]*dbc.Message{{
@@ -30,6 +31,6 @@ func Example() {
 	eng.Advance(start + int64(time.Second)) // the frames stopped
 	// Output:
 	// value    yukart/vehicle/Speed {"value":1.0,"unit":"km/h","ts":1760000000000000000,"seq":1,"epoch":1}
-	// trailing yukart/vehicle/Speed {"value":1.04,"unit":"km/h","ts":1760000000044000000,"seq":2,"epoch":1}
+	// value    yukart/vehicle/Speed {"value":1.05,"unit":"km/h","ts":1760000000055000000,"seq":2,"epoch":1}
 	// trailing yukart/vehicle/Speed {"value":1.07,"unit":"km/h","ts":1760000000077000000,"seq":3,"epoch":1}
 }

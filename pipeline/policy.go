@@ -11,7 +11,9 @@ type Policy struct {
 	// Publish is false for a signal that is never published.
 	Publish bool
 	// MaxRate caps the signal at one envelope per 1/MaxRate seconds of
-	// frame time, latest value wins; 0 means no cap.
+	// frame time: the first value after each window goes out at once,
+	// and a held value is published only when no fresher frame comes by
+	// its grace deadline; 0 means no cap.
 	MaxRate float64
 	// OnChange publishes a value only when it differs from the last one
 	// published by more than the deadbands.

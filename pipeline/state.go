@@ -70,8 +70,12 @@ type sigState struct {
 
 	// Policy in nanoseconds and flat fields for the hot path.
 	interval, heartbeat, staleAfter int64
-	deadband, deadbandPct           float64
-	onChange, publish               bool
+	// cycle is the message's cycle time when the signal has a rate cap
+	// and its message a cycle time, else 0: a closing cap window then
+	// waits up to a grace period for the message's next frame.
+	cycle                 int64
+	deadband, deadbandPct float64
+	onChange, publish     bool
 
 	last      sample // latest value seen
 	pub       sample // last value published, with its flags
@@ -80,7 +84,7 @@ type sigState struct {
 	lastPubAt int64  // engine time of the last publish, for caps and heartbeats
 	hasLast   bool
 	hasPub    bool
-	pending   bool // last is held back by the cap, due at lastPubAt+interval
+	pending   bool // last is held back by the cap, due at trailAt()
 	stale     bool // the stale mark is the last thing published
 }
 
@@ -108,12 +112,30 @@ type timer struct {
 func (s *sigState) nextDeadline() int64 {
 	d := int64(never)
 	if s.pending {
-		d = s.lastPubAt + s.interval
+		d = s.trailAt()
 	}
 	if s.heartbeat > 0 && s.hasPub && !s.stale {
 		d = min(d, s.lastPubAt+s.heartbeat)
 	}
 	return d
+}
+
+// trailAt returns when the value held back by the cap is published as
+// trailing. Without a cycle time that is the end of the cap window. With
+// one, the window's end waits for the message's next frame, which
+// supersedes the held value and goes out at once (see value), so that a
+// capped envelope is as fresh as an uncapped one. The wait ends at the
+// grace deadline: one and a half cycles after the held value's frame,
+// when the next frame is half a cycle overdue and the message has
+// stopped, but never before the window's end. (A bound of one cycle
+// after the window's end would fire before jittered on-time frames of a
+// message whose cycle is near the cap's period.)
+func (s *sigState) trailAt() int64 {
+	end := s.lastPubAt + s.interval
+	if s.cycle == 0 {
+		return end
+	}
+	return max(s.last.ts+s.cycle+s.cycle/2, end)
 }
 
 // staleDue reports whether s is to be marked stale by deadline d of
@@ -216,6 +238,9 @@ func newEngine(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 		s.msg = msgIndex[sig.Message]
 		s.pol = cfg.Policies.Resolve(sig)
 		s.setPolicy()
+		if s.interval > 0 && sig.Message != nil && sig.Message.CycleTime > 0 {
+			s.cycle = int64(sig.Message.CycleTime)
+		}
 		s.unit = []byte(sig.Unit)
 		switch sig.Type {
 		case dbc.Integer:
@@ -346,6 +371,8 @@ func (e *Engine) value(v *decoder.Value, ts int64) {
 			e.publish(s, KindHeartbeat, now)
 		}
 	case s.interval == 0 || now >= s.lastPubAt+s.interval:
+		// Past the window's end, also while a held value waits for its
+		// grace deadline: this fresher value supersedes it.
 		if s.pending {
 			e.stats.SuppressedCap++
 		}
@@ -491,10 +518,11 @@ func (e *Engine) publish(s *sigState, kind OutKind, at int64) {
 // fire publishes what is due for s at deadline d (trailing value or
 // heartbeat); e.now is d.
 func (e *Engine) fire(s *sigState, d int64) {
-	if s.pending && s.lastPubAt+s.interval <= d {
-		// The window of the cap closed: the latest value goes out, and
-		// the next window is timed from the end of this one.
-		e.publish(s, KindTrailing, s.lastPubAt+s.interval)
+	if at := s.trailAt(); s.pending && at <= d {
+		// The window of the cap closed and no fresher frame came by the
+		// grace deadline: the held value goes out, and the next window
+		// is timed from this publish, so the cap holds in every window.
+		e.publish(s, KindTrailing, at)
 	}
 	if s.heartbeat > 0 && s.hasPub && !s.stale && s.lastPubAt+s.heartbeat <= d {
 		e.publish(s, KindHeartbeat, d)

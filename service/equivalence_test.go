@@ -133,7 +133,7 @@ func TestOfflineLiveEquivalence(t *testing.T) {
 	for _, o := range offline {
 		kinds[o.kind]++
 	}
-	if kinds[pipeline.KindValue] == 0 || kinds[pipeline.KindTrailing] == 0 || kinds[pipeline.KindHeartbeat] == 0 {
+	if kinds[pipeline.KindValue] == 0 || kinds[pipeline.KindTrailing]+kinds[pipeline.KindFlush] == 0 || kinds[pipeline.KindHeartbeat] == 0 {
 		t.Fatalf("offline envelopes by kind %v: the test wants values, trailing values and heartbeats", kinds)
 	}
 	if len(live) != len(offline) {
