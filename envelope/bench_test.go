@@ -2,6 +2,9 @@ package envelope
 
 import (
 	"testing"
+
+	gojson "github.com/goccy/go-json"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // typical is an envelope as candec publishes most of them.
@@ -112,4 +115,46 @@ func BenchmarkTrackerObserve(b *testing.B) {
 		e.Seq++
 		tr.Observe("yukart/vehicle/WSS_SpeedFL", &e)
 	}
+}
+
+// BenchmarkParseLibraries decodes the same envelopes with goccy/go-json
+// and vmihailenco/msgpack into the struct a subscriber would declare, so
+// that the cost of the general-purpose libraries stands beside Parse in
+// one run (they are the reference the encoders are tested against).
+func BenchmarkParseLibraries(b *testing.B) {
+	p := AppendJSON(nil, &typical)
+	b.Run("goccy-json/float", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(p)))
+		for b.Loop() {
+			var ref jsonRef
+			if err := gojson.Unmarshal(p, &ref); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	m := AppendMsgpack(nil, &typical)
+	b.Run("vmihailenco-msgpack/float", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(m)))
+		for b.Loop() {
+			var ref msgpackRef
+			if err := msgpack.Unmarshal(m, &ref); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// msgpackRef is the schema as a subscriber would declare it for
+// vmihailenco/msgpack.
+type msgpackRef struct {
+	Value any    `msgpack:"value"`
+	Unit  string `msgpack:"unit"`
+	Label string `msgpack:"label"`
+	TS    int64  `msgpack:"ts"`
+	Seq   uint64 `msgpack:"seq"`
+	Epoch uint64 `msgpack:"epoch"`
+	OOR   bool   `msgpack:"oor"`
+	Stale bool   `msgpack:"stale"`
 }
