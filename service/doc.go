@@ -72,7 +72,7 @@
 //	candec_raw_batches_total               batches received, valid or not
 //	candec_raw_frames_total                frames in valid batches
 //	candec_raw_frames_lost_total           frames lost, from seq gaps
-//	candec_raw_frames_dropped_total        frames dropped here (input queue full)
+//	candec_raw_frames_dropped_total        frames dropped here (input queue full, or left at shutdown)
 //	candec_raw_batches_invalid_total       batches that failed validation
 //	candec_bridge_restarts_total           times the batch seq went backwards
 //	candec_frames_unknown_id_total         frames of IDs not in the DBC

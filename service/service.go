@@ -349,11 +349,19 @@ func (s *Service) runEngine(ctx context.Context) {
 			s.engine.Republish()
 			close(done)
 		case <-ctx.Done():
-			// Batches that arrived before the end are decoded.
+			// Batches that arrived before the end are decoded, for at
+			// most half the shutdown timeout: an overloaded decoder's
+			// queue can hold more work than that, and what is left is
+			// counted as dropped so that shutdown stays bounded.
+			deadline := s.now().Add(s.cfg.ShutdownTimeout / 2)
 			for {
 				select {
 				case b := <-s.in:
-					s.handleBatch(b)
+					if s.now().Before(deadline) {
+						s.handleBatch(b)
+					} else if batch, err := rawbatch.Parse(b); err == nil {
+						s.m.rawDropped.Add(float64(batch.Len()))
+					}
 					s.free <- b
 					continue
 				default:
@@ -567,7 +575,7 @@ func (p *publisher) drain(ctx context.Context) bool {
 		ctx, cancel = s.connection(ctx)
 		defer cancel()
 	}
-	for s.connected.Load() {
+	for s.connected.Load() && ctx.Err() == nil {
 		m, ok := s.out.take(p.spare)
 		if !ok {
 			return true
