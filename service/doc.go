@@ -61,7 +61,10 @@
 // the engine decodes the batches already queued, flushes the values its
 // rate caps still hold back, the publisher hands everything to the
 // broker, publishes "offline" and disconnects cleanly, all within
-// shutdown_timeout; Run then returns nil.
+// shutdown_timeout; Run then returns nil. Queued batches are decoded
+// for at most half of it (the rest are counted as dropped), and a
+// connection still stuck in a write 2 s after that is closed, so a stalled
+// broker cannot hold the shutdown.
 //
 // # Metrics
 //

@@ -216,6 +216,19 @@ func (s *Service) Run(ctx context.Context) error {
 	// The connection outlives ctx: "offline" is published after ctx ends.
 	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConn()
+	// Shutdown stays bounded even when a publish is stuck in a write to
+	// a stalled broker: once the shutdown has had its time, the
+	// connection is closed, which releases the write.
+	var hardStop atomic.Pointer[time.Timer]
+	stopHardStop := context.AfterFunc(ctx, func() {
+		hardStop.Store(time.AfterFunc(s.cfg.ShutdownTimeout+2*time.Second, stopConn))
+	})
+	defer func() {
+		stopHardStop()
+		if t := hardStop.Load(); t != nil {
+			t.Stop()
+		}
+	}()
 	cm, err := mqttclient.Connect(connCtx, s.mqttCfg)
 	if err != nil {
 		if metricsLn != nil {
