@@ -151,13 +151,7 @@ func Run(ctx context.Context, o Options) error {
 		case <-gctx.Done():
 			return nil
 		}
-		open := func() (replay.Source, error) {
-			f, err := os.Open(capPath)
-			if err != nil {
-				return nil, err
-			}
-			return &fileSource{Reader: capture.NewReader(f, capture.Options{}), f: f}, nil
-		}
+		open := replay.OpenFile(capPath, capture.Options{})
 		pub := mqttclient.NewPublisher(bridge, cfg.RawTopic, 0, false, "")
 		_, err := replay.Run(gctx, open, pub, replay.Options{Speed: o.Speed, Loop: true})
 		return err
@@ -245,14 +239,6 @@ func disconnect(cm *autopaho.ConnectionManager) {
 	_ = cm.Disconnect(ctx)
 	<-cm.Done()
 }
-
-// fileSource closes the capture file after a pass.
-type fileSource struct {
-	*capture.Reader
-	f *os.File
-}
-
-func (s *fileSource) Close() error { return s.f.Close() }
 
 // Locate finds a data file: as given, or, for a relative path, under the
 // repository root (the nearest directory above the working directory

@@ -44,15 +44,9 @@ func runReplay(ctx context.Context, e env, args []string) error {
 		return &exitError{2, errors.New("replay: --loop needs a file: standard input cannot be read twice")}
 	}
 	opts := capture.Options{SkipInvalid: *skip}
-	open := func() (replay.Source, error) {
-		if name == "-" {
-			return capture.NewReader(e.stdin, opts), nil
-		}
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		return &fileSource{Reader: capture.NewReader(f, opts), f: f}, nil
+	open := replay.OpenFile(name, opts)
+	if name == "-" {
+		open = func() (replay.Source, error) { return capture.NewReader(e.stdin, opts), nil }
 	}
 
 	// The connection outlives ctx: when ctx ends the replay still sends
@@ -92,13 +86,3 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	}
 	return runErr
 }
-
-// fileSource is a capture file read as a replay source, closed after its
-// pass.
-type fileSource struct {
-	*capture.Reader
-	f *os.File
-}
-
-// Close closes the file.
-func (s *fileSource) Close() error { return s.f.Close() }

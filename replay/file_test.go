@@ -1,0 +1,56 @@
+package replay
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/frame"
+)
+
+// TestOpenFile: each pass reads the file from its start, and the source
+// closes the file.
+func TestOpenFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.log")
+	if err := os.WriteFile(path, []byte("(1.000000) can0 123#01\n(1.010000) can0 124#02\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := OpenFile(path, capture.Options{})
+	for pass := range 2 {
+		src, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []uint32
+		var f frame.Frame
+		for {
+			err := src.Next(&f)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, f.ID)
+		}
+		if len(ids) != 2 || ids[0] != 0x123 || ids[1] != 0x124 {
+			t.Errorf("pass %d: got IDs %x, want [123 124]", pass, ids)
+		}
+		c, ok := src.(io.Closer)
+		if !ok {
+			t.Fatal("source is not an io.Closer")
+		}
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Close(); err == nil {
+			t.Error("second Close succeeded: the file was not closed by the first")
+		}
+	}
+	if _, err := OpenFile(filepath.Join(t.TempDir(), "none.log"), capture.Options{})(); err == nil {
+		t.Error("missing file: got no error")
+	}
+}
