@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -30,8 +32,10 @@ func carData(t testing.TB, dbcName string) (*dbc.Database, []frame.Frame) {
 	var frames []frame.Frame
 	for {
 		var fr frame.Frame
-		if err := r.Next(&fr); err != nil {
+		if err := r.Next(&fr); errors.Is(err, io.EOF) {
 			break
+		} else if err != nil {
+			t.Fatal(err)
 		}
 		frames = append(frames, fr)
 	}
