@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/eclipse/paho.golang v0.23.0
 	github.com/goccy/go-json v0.10.5
+	github.com/google/renameio/v2 v2.0.2
 	github.com/mochi-mqtt/server/v2 v2.7.9
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2

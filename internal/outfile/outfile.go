@@ -1,0 +1,127 @@
+package outfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/google/renameio/v2"
+)
+
+// ErrSameFile is returned by Create when the output is one of the inputs.
+var ErrSameFile = errors.New("outfile: the output is an input")
+
+// File is an output being written. Write to it, then Commit; Abort (safe to
+// defer after Commit) discards an uncommitted output.
+type File struct {
+	name    string
+	w       io.Writer
+	pending *renameio.PendingFile // regular files: written aside, renamed on Commit
+	direct  *os.File              // devices and pipes: written in place
+	done    bool
+}
+
+// Create prepares the output name ("-" writes to stdout). It fails with
+// ErrSameFile when name is the same file as any of inputs ("-" and
+// missing inputs are ignored), and it creates nothing visible under name
+// until Commit.
+func Create(name string, stdout io.Writer, inputs ...string) (*File, error) {
+	if name == "-" || name == "" {
+		return &File{name: "-", w: stdout}, nil
+	}
+	if err := CheckNotInput(name, inputs...); err != nil {
+		return nil, err
+	}
+	fi, err := os.Stat(name)
+	switch {
+	case err == nil && !fi.Mode().IsRegular():
+		if fi.IsDir() {
+			return nil, fmt.Errorf("outfile: %s is a directory", name)
+		}
+		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, err
+		}
+		return &File{name: name, w: f, direct: f}, nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	}
+	opts := []renameio.Option{
+		renameio.WithTempDir(filepath.Dir(name)),
+		renameio.WithPermissions(0o644),
+		renameio.WithExistingPermissions(),
+	}
+	p, err := renameio.NewPendingFile(name, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &File{name: name, w: p, pending: p}, nil
+}
+
+// CheckNotInput returns ErrSameFile (naming both) when out is the same file
+// as one of inputs. A name that does not exist yet is never an input.
+func CheckNotInput(out string, inputs ...string) error {
+	if out == "-" || out == "" {
+		return nil
+	}
+	ofi, err := os.Stat(out)
+	if err != nil || !ofi.Mode().IsRegular() {
+		return nil
+	}
+	for _, in := range inputs {
+		if in == "-" || in == "" {
+			continue
+		}
+		ifi, err := os.Stat(in)
+		if err == nil && os.SameFile(ofi, ifi) {
+			return fmt.Errorf("%w: -o %s is the input %s; write to another file", ErrSameFile, out, in)
+		}
+	}
+	return nil
+}
+
+// Name is the output's name ("-" for standard output).
+func (f *File) Name() string { return f.name }
+
+// Write writes to the output (the temporary file for a regular file).
+func (f *File) Write(p []byte) (int, error) { return f.w.Write(p) }
+
+// Commit makes the output visible: a regular file is synced and renamed
+// over name. It is an error to write after Commit.
+func (f *File) Commit() error {
+	if f.done {
+		return nil
+	}
+	f.done = true
+	switch {
+	case f.pending != nil:
+		if err := f.pending.CloseAtomicallyReplace(); err != nil {
+			f.pending.Cleanup()
+			return fmt.Errorf("outfile: %s: %w", f.name, err)
+		}
+	case f.direct != nil:
+		if err := f.direct.Close(); err != nil {
+			return fmt.Errorf("outfile: %s: %w", f.name, err)
+		}
+	}
+	return nil
+}
+
+// Abort discards an uncommitted output: the temporary file is removed and
+// name is left as it was. A device or pipe is closed, never removed. Abort
+// after Commit does nothing.
+func (f *File) Abort() {
+	if f.done {
+		return
+	}
+	f.done = true
+	switch {
+	case f.pending != nil:
+		f.pending.Cleanup()
+	case f.direct != nil:
+		f.direct.Close()
+	}
+}
