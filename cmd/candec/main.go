@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -11,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"sort"
+	"strings"
 	"syscall"
 )
 
@@ -61,19 +63,35 @@ func exitCode(err error) int {
 }
 
 func run(ctx context.Context, e env, args []string) error {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
-		usage(e.stdout)
-		if len(args) == 0 {
-			return &exitError{2, errors.New("no command given")}
+	if len(args) == 0 {
+		usage(e.stderr)
+		return &exitError{2, errors.New("no command given")}
+	}
+	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
+		if len(args) > 1 && args[0] == "help" {
+			if _, ok := commands[args[1]]; ok {
+				return run(ctx, e, []string{args[1], "-h"})
+			}
+			usage(e.stderr)
+			return &exitError{2, fmt.Errorf("help: unknown command %q", args[1])}
 		}
+		usage(e.stdout)
 		return nil
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		usage(e.stderr)
-		return &exitError{2, fmt.Errorf("unknown command %q", args[0])}
+		return &exitError{2, fmt.Errorf("unknown command %q; see 'candec help'", args[0])}
 	}
-	return c.run(ctx, e, args[1:])
+	err := c.run(ctx, e, args[1:])
+	switch {
+	case err == nil:
+		return nil
+	case isHelp(err):
+		return nil
+	case isFlagError(err):
+		return &exitError{2, fmt.Errorf("%s: %v; see 'candec %s -h'", args[0], err, args[0])}
+	}
+	return err
 }
 
 func usage(w io.Writer) {
@@ -86,16 +104,120 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
 	}
-	fmt.Fprintln(w, "\nRun 'candec <command> -h' for a command's flags.")
+	fmt.Fprintln(w, "\nRun 'candec <command> -h' (or 'candec help <command>') for a command's flags.")
 }
 
-// newFlags returns a flag set that reports errors instead of exiting.
+// helpFlag is -h and -help. Defining them (rather than leaving them to the
+// flag package) lets the help go to stdout, where a user can page it,
+// while flag errors go to stderr as one line: its Set prints the help and
+// stops the parse with flag.ErrHelp, which run turns into exit status 0.
+type helpFlag struct{ show func() }
+
+func (h helpFlag) String() string   { return "" }
+func (h helpFlag) IsBoolFlag() bool { return true }
+func (h helpFlag) Set(string) error { h.show(); return flag.ErrHelp }
+
+// isHelp reports whether err is the parse error of -h: the flag package
+// reports a failed Set as text ("invalid boolean flag h: flag: help
+// requested"), so the sentinel is found by its message.
+func isHelp(err error) bool {
+	return errors.Is(err, flag.ErrHelp) || strings.HasSuffix(err.Error(), ": "+flag.ErrHelp.Error())
+}
+
+// flagErrorPrefixes are the beginnings of the flag package's parse
+// errors, which it returns as plain text.
+var flagErrorPrefixes = []string{
+	"flag provided but not defined: ",
+	"bad flag syntax: ",
+	"invalid value ",
+	"invalid boolean value ",
+	"invalid boolean flag ",
+	"flag needs an argument: ",
+}
+
+// isFlagError reports whether err is a parse error of the flag package,
+// returned unwrapped by a command.
+func isFlagError(err error) bool {
+	if errors.Unwrap(err) != nil {
+		return false
+	}
+	for _, p := range flagErrorPrefixes {
+		if strings.HasPrefix(err.Error(), p) {
+			return true
+		}
+	}
+	return false
+}
+
+// newFlags returns a flag set that reports errors instead of exiting. A
+// parse error is returned, not printed: run prints it once, with the
+// command's name and a pointer to its -h, instead of the whole usage. -h
+// prints the help (synopsis, flags with their defaults) to stdout. A
+// command that calls Usage itself (a missing argument) gets the synopsis
+// on stderr, one line.
 func newFlags(e env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	var parseErr bytes.Buffer
+	fs.SetOutput(&parseErr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "Usage: candec %s %s\n\nFlags:\n", name, synopsis)
-		fs.PrintDefaults()
+		if parseErr.Len() > 0 {
+			parseErr.Reset() // a parse error: run reports it
+			return
+		}
+		fmt.Fprintf(e.stderr, "usage: candec %s %s (see 'candec %s -h')\n", name, synopsis, name)
 	}
+	show := func() {
+		fmt.Fprintf(e.stdout, "Usage: candec %s %s\n", name, synopsis)
+		n := 0
+		fs.VisitAll(func(f *flag.Flag) {
+			if f.Name != "h" && f.Name != "help" {
+				n++
+			}
+		})
+		if n > 0 {
+			fmt.Fprintln(e.stdout, "\nFlags:")
+			fs.SetOutput(e.stdout)
+			printDefaults(fs)
+			fs.SetOutput(&parseErr)
+		}
+	}
+	fs.Var(helpFlag{show}, "h", "show this help")
+	fs.Var(helpFlag{show}, "help", "show this help")
 	return fs
+}
+
+// printDefaults is fs.PrintDefaults without -h and -help.
+func printDefaults(fs *flag.FlagSet) {
+	tmp := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	tmp.SetOutput(fs.Output())
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Name != "h" && f.Name != "help" {
+			tmp.Var(f.Value, f.Name, f.Usage)
+			tmp.Lookup(f.Name).DefValue = f.DefValue // not the value parsed so far
+		}
+	})
+	tmp.PrintDefaults()
+}
+
+// checkArgs checks a command's positional arguments after parsing: want
+// of them (-1: any number, at least one). An argument that looks like a
+// flag after the first positional one is the common slip of writing
+// flags after the file, which the flag package leaves as arguments.
+func checkArgs(fs *flag.FlagSet, want int, what string) error {
+	args := fs.Args()
+	for i, a := range args {
+		if i > 0 && len(a) > 1 && a[0] == '-' {
+			return &exitError{2, fmt.Errorf("%s: %s after %s: flags go before %s; see 'candec %s -h'", fs.Name(), a, args[0], what, fs.Name())}
+		}
+	}
+	switch {
+	case want < 0 && len(args) == 0:
+		return &exitError{2, fmt.Errorf("%s: no %s given; see 'candec %s -h'", fs.Name(), what, fs.Name())}
+	case want >= 0 && len(args) != want:
+		if want == 0 {
+			return &exitError{2, fmt.Errorf("%s: unexpected argument %q; see 'candec %s -h'", fs.Name(), args[0], fs.Name())}
+		}
+		return &exitError{2, fmt.Errorf("%s: want exactly one %s, got %d arguments; see 'candec %s -h'", fs.Name(), what, len(args), fs.Name())}
+	}
+	return nil
 }
