@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,7 +116,16 @@ func muxText(s *Signal) string {
 	return b.String()
 }
 
-func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+// num writes a factor, offset or range bound as a DBC file would: whole
+// numbers whole (16777215, not 1.6777215e+07) and fractions in their
+// shortest decimal form (0.1). Only magnitudes a DBC would not write out
+// in full get an exponent.
+func num(v float64) string {
+	if a := math.Abs(v); a >= 1e21 || (a != 0 && a < 1e-9) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
+}
 
 func orDash(s string) string {
 	if s == "" {

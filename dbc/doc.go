@@ -16,8 +16,10 @@
 // follow the grammar), ErrInvalid (a definition that cannot be decoded:
 // a signal longer than 64 bits or beyond any frame, a float signal that
 // is not 32 or 64 bits, a duplicate signal or ID, a multiplexed signal
-// whose switch cannot be told, a cycle of switches) or ErrConflict (two
-// files that define one ID differently).
+// whose switch cannot be told, a cycle of switches), ErrConflict (two
+// files that define one ID differently) or, from Load only,
+// ErrNoMessages (files that define no message, or a file that defines
+// nothing at all: a capture or a log given as a DBC).
 //
 // # Tolerated quirks
 //

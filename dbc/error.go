@@ -17,6 +17,9 @@ var (
 	// ErrConflict marks two files that define the same CAN ID
 	// differently.
 	ErrConflict = errors.New("dbc: conflicting definitions")
+	// ErrNoMessages marks a file given to Load that defines no message
+	// (no BO_): most often not a DBC file at all, such as a capture.
+	ErrNoMessages = errors.New("dbc: no messages")
 )
 
 // Error is a problem in a DBC file, with the place it was found. Its
@@ -26,7 +29,7 @@ type Error struct {
 	File         string
 	Line, Column int
 	Msg          string
-	// Kind is ErrSyntax, ErrInvalid or ErrConflict.
+	// Kind is ErrSyntax, ErrInvalid, ErrConflict or ErrNoMessages.
 	Kind error
 }
 

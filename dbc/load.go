@@ -7,6 +7,16 @@ import (
 
 // Load reads, parses and compiles DBC files into one Database. See
 // Parse and Compile for what is tolerated and what is an error.
+//
+// Load is stricter than Parse in one way. Parse skips what it does not
+// know with a warning, so any text file (a capture, a log) parses as a
+// DBC that defines nothing, and a service that decodes nothing would
+// start without a word. Load therefore returns an *Error of kind
+// ErrNoMessages, naming the file, when the files together define no
+// message, or when one file defines nothing a DBC defines at all. A file
+// of nodes, value tables or attributes beside a file of messages is
+// fine. Parse itself accepts any snippet, for tools and tests that build
+// a file from parts.
 func Load(paths ...string) (*Database, error) {
 	files := make([]*File, 0, len(paths))
 	for _, path := range paths {
@@ -19,6 +29,9 @@ func Load(paths ...string) (*Database, error) {
 			return nil, err
 		}
 		files = append(files, f)
+	}
+	if err := checkMessages(files); err != nil {
+		return nil, err
 	}
 	return Compile(files...)
 }
@@ -38,4 +51,29 @@ func (db *Database) DuplicateSignalNames() map[string][]*Signal {
 		}
 	}
 	return byName
+}
+
+// checkMessages returns ErrNoMessages for the first file that defines
+// nothing, or for the first file when no file defines a message.
+func checkMessages(files []*File) error {
+	n := 0
+	for _, f := range files {
+		n += len(f.Messages)
+	}
+	for _, f := range files {
+		if len(f.Messages) == 0 && (n == 0 || definesNothing(f)) {
+			return &Error{File: f.Name, Line: 1, Column: 1, Msg: "no messages (no BO_ line): is this a DBC file?", Kind: ErrNoMessages}
+		}
+	}
+	return nil
+}
+
+// definesNothing reports whether Parse found no definition in f: an
+// empty file, or text whose every statement was skipped.
+func definesNothing(f *File) bool {
+	return len(f.Nodes) == 0 && len(f.ValueTables) == 0 && len(f.Messages) == 0 &&
+		len(f.Transmitters) == 0 && len(f.EnvVars) == 0 && len(f.Comments) == 0 &&
+		len(f.AttributeDefs) == 0 && len(f.Defaults) == 0 && len(f.Attributes) == 0 &&
+		len(f.ValueDescs) == 0 && len(f.ValueTypes) == 0 && len(f.MuxValues) == 0 &&
+		len(f.SignalGroups) == 0
 }

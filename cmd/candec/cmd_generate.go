@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/simulate"
 )
 
@@ -34,41 +34,47 @@ func runGenerate(ctx context.Context, e env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return &exitError{2, fmt.Errorf("generate: unexpected argument %q", fs.Arg(0))}
+	if err := checkArgs(fs, 0, ""); err != nil {
+		return err
 	}
 	d.Scenario = simulate.Scenario(*scenario)
 	t, err := time.Parse(time.RFC3339Nano, *start)
 	if err != nil {
 		return &exitError{2, fmt.Errorf("generate: --start: %w", err)}
 	}
+	// Zero values mean "the default" to simulate.Options, so a zero or
+	// negative flag would silently become one: refuse them here.
+	switch {
+	case d.Duration <= 0:
+		return &exitError{2, fmt.Errorf("generate: --duration %s: want a positive duration such as 20s", d.Duration)}
+	case t.Before(time.Unix(0, 0)):
+		return &exitError{2, fmt.Errorf("generate: --start %s: want a time from 1970-01-01T00:00:00Z on", *start)}
+	case d.Interface == "":
+		return &exitError{2, errors.New("generate: --iface is empty: want an interface name such as can0")}
+	}
 	d.Start = t
 	if err := d.Validate(); err != nil {
 		return &exitError{2, fmt.Errorf("generate: %w", err)}
 	}
-	db, err := dbc.Load(strings.Split(*dbcs, ",")...)
+	db, err := dbc.Load(splitList(*dbcs)...)
 	if err != nil {
 		return err
 	}
 
-	w, closeOut := io.Writer(e.stdout), func() error { return nil }
-	if *out != "-" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return fmt.Errorf("generate: %w", err)
-		}
-		w, closeOut = f, f.Close
-	}
-	n, err := simulate.WriteLog(ctx, w, db, d)
-	if cerr := closeOut(); err == nil && cerr != nil {
-		err = fmt.Errorf("generate: %w", cerr)
-	}
+	// The capture is written under a temporary name and renamed over -o
+	// only when it is whole: a failed or interrupted run leaves a file
+	// that was there as it was, and never removes a device.
+	of, err := outfile.Create(*out, e.stdout, splitList(*dbcs)...)
 	if err != nil {
-		if *out != "-" {
-			os.Remove(*out) // a partial capture would pass for a whole one
-		}
-		return err
+		return fmt.Errorf("generate: %w", err)
+	}
+	defer of.Abort()
+	n, err := simulate.WriteLog(ctx, of, db, d)
+	if err != nil {
+		return fmt.Errorf("generate: %w", err)
+	}
+	if err := of.Commit(); err != nil {
+		return fmt.Errorf("generate: %w", err)
 	}
 	if *out != "-" {
 		fmt.Fprintf(e.stderr, "generate: %d frames, %s %s, seed %d, to %s\n", n, d.Duration, d.Scenario, d.Seed, *out)
