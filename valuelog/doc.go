@@ -2,18 +2,25 @@
 // line per value, for `candec decode` and for comparing candec with other
 // decoders.
 //
+// Numbers, non-finite values and flags follow the rule of the envelopes
+// candec publishes (docs/envelope.md), so a value reads the same in a
+// decode as on its topic; docs/decode-output.md is the reference.
+//
 // # JSON lines
 //
 // Each line is an object with the frame's time in seconds ("t", exact to
 // the microsecond as candump writes it, plus "ts" in nanoseconds), the
-// arbitration ID as a decimal integer without flag bits ("id"), the bus
-// interface ("bus"), "<message>.<signal>" ("signal"), the physical value
-// ("value": an integer where the DBC's factor and offset are integers,
-// otherwise a float; the strings "NaN", "Infinity" and "-Infinity" for
-// IEEE specials), and where they apply "unit", "label" (the value-table
-// entry) and "flags" (["out_of_range"]).
+// bus interface ("bus"), the arbitration ID as a decimal integer without
+// flag bits ("id"), "<message>.<signal>" ("signal"), the physical value
+// ("value": an integer where the value is exact, otherwise a float with
+// the binary noise of the scaling removed, always written with a '.' or
+// an exponent; null for NaN and ±Inf, with "nonfinite": "NaN", "+Inf" or
+// "-Inf"), and where they apply "unit", "label" (the value-table entry)
+// and "oor": true (outside the DBC's minimum..maximum; never for NaN).
 //
 // # CSV
 //
-// The same fields as columns: t,ts,bus,id,signal,value,unit,label,flags.
+// The same fields as columns, in the same order (Header):
+// t,ts,bus,id,signal,value,nonfinite,unit,label,oor. An empty value is a
+// non-finite one (see nonfinite); oor is "true" or empty.
 package valuelog

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
 )
 
@@ -32,11 +33,16 @@ func ParseFormat(s string) (Format, bool) {
 
 // Writer writes decoded values. It buffers; call Flush at the end.
 type Writer struct {
-	w      *bufio.Writer
-	format Format
-	buf    []byte
-	header bool
+	w         *bufio.Writer
+	format    Format
+	buf       []byte
+	header    bool
+	truncated int
 }
+
+// Header is the first line of the CSV output: its columns, the keys of
+// the JSON objects in the same order.
+const Header = "t,ts,bus,id,signal,value,nonfinite,unit,label,oor\n"
 
 // NewWriter returns a Writer of the given format.
 func NewWriter(w io.Writer, f Format) *Writer {
@@ -44,17 +50,19 @@ func NewWriter(w io.Writer, f Format) *Writer {
 }
 
 // Write writes one line per value of frame f, received on interface iface.
-// Truncated values (signals past the end of a short frame) are skipped.
+// Truncated values (signals past the end of a short frame) are not
+// written; Truncated counts them.
 func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error {
 	if w.format == CSV && !w.header {
 		w.header = true
-		if _, err := w.w.WriteString("t,ts,bus,id,signal,value,unit,label,flags\n"); err != nil {
+		if _, err := w.w.WriteString(Header); err != nil {
 			return err
 		}
 	}
 	for i := range vals {
 		v := &vals[i]
 		if v.Flags&decoder.Truncated != 0 {
+			w.truncated++
 			continue
 		}
 		if w.format == CSV {
@@ -69,8 +77,14 @@ func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error
 	return nil
 }
 
-// Flush writes any buffered data.
+// Flush writes any buffered data. Everything written so far is whole
+// lines, so output flushed at any time between Writes ends with a whole
+// line.
 func (w *Writer) Flush() error { return w.w.Flush() }
+
+// Truncated returns how many values Write left out because their
+// signal did not fit in a short frame.
+func (w *Writer) Truncated() int { return w.truncated }
 
 // AppendSeconds appends ns since the epoch as seconds with six decimals,
 // exactly (no float rounding), as candump writes times.
@@ -88,23 +102,37 @@ func AppendSeconds(b []byte, ns int64) []byte {
 	return b
 }
 
-// AppendValue appends the physical value: an exact integer where the
-// value is Exact, the shortest float that reads back the same otherwise,
-// and quoted "NaN", "Infinity" or "-Infinity" for IEEE specials.
+// AppendValue appends the physical value by the envelopes' number rule:
+// an exact integer where the value is Exact; otherwise the value without
+// binary noise (decoder.Tidy) as a float that reads back as a float
+// (envelope.AppendFloat: 0.7, 25.0, 1e+21). A non-finite value appends
+// nothing: see NonFinite.
 func AppendValue(b []byte, v *decoder.Value) []byte {
 	switch {
 	case v.Flags&decoder.Unsigned != 0:
 		return strconv.AppendUint(b, v.Uint(), 10)
 	case v.Flags&decoder.Exact != 0:
 		return strconv.AppendInt(b, v.Int, 10)
-	case math.IsNaN(v.Phys):
-		return append(b, `"NaN"`...)
-	case math.IsInf(v.Phys, 1):
-		return append(b, `"Infinity"`...)
-	case math.IsInf(v.Phys, -1):
-		return append(b, `"-Infinity"`...)
+	case math.IsNaN(v.Phys) || math.IsInf(v.Phys, 0):
+		return b
 	}
-	return strconv.AppendFloat(b, v.Phys, 'g', -1, 64)
+	return envelope.AppendFloat(b, decoder.Tidy(v))
+}
+
+// NonFinite returns "NaN", "+Inf" or "-Inf" for a non-finite value (as
+// the envelope's "nonfinite"), "" otherwise.
+func NonFinite(v *decoder.Value) string {
+	if v.Flags&decoder.Exact != 0 {
+		return ""
+	}
+	return envelope.NonFinite(v.Phys)
+}
+
+// outOfRange reports the "oor" flag: the decoder's OutOfRange, except
+// for NaN, which is not a point on the scale (its "nonfinite" says what
+// it is). ±Inf beyond the range is out of it.
+func outOfRange(v *decoder.Value) bool {
+	return v.Flags&decoder.OutOfRange != 0 && !math.IsNaN(v.Phys)
 }
 
 func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte {
@@ -120,7 +148,13 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 	b = append(b, `,"signal":`...)
 	b = strconv.AppendQuote(b, s.Message.Name+"."+s.Name)
 	b = append(b, `,"value":`...)
-	b = AppendValue(b, v)
+	if nf := NonFinite(v); nf != "" {
+		b = append(b, `null,"nonfinite":"`...)
+		b = append(b, nf...)
+		b = append(b, '"')
+	} else {
+		b = AppendValue(b, v)
+	}
 	if s.Unit != "" {
 		b = append(b, `,"unit":`...)
 		b = strconv.AppendQuote(b, s.Unit)
@@ -131,8 +165,8 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 			b = strconv.AppendQuote(b, l)
 		}
 	}
-	if v.Flags&decoder.OutOfRange != 0 {
-		b = append(b, `,"flags":["out_of_range"]`...)
+	if outOfRange(v) {
+		b = append(b, `,"oor":true`...)
 	}
 	return append(b, "}\n"...)
 }
@@ -149,18 +183,9 @@ func appendCSV(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte 
 	b = append(b, ',')
 	b = appendCSVField(b, s.Message.Name+"."+s.Name)
 	b = append(b, ',')
-	switch {
-	case math.IsNaN(v.Phys) && v.Flags&decoder.Exact == 0:
-		b = append(b, "NaN"...)
-	case math.IsInf(v.Phys, 0) && v.Flags&decoder.Exact == 0:
-		if v.Phys > 0 {
-			b = append(b, "Infinity"...)
-		} else {
-			b = append(b, "-Infinity"...)
-		}
-	default:
-		b = AppendValue(b, v)
-	}
+	b = AppendValue(b, v) // empty for a non-finite value, as JSON's null
+	b = append(b, ',')
+	b = append(b, NonFinite(v)...)
 	b = append(b, ',')
 	b = appendCSVField(b, s.Unit)
 	b = append(b, ',')
@@ -170,8 +195,8 @@ func appendCSV(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte 
 		}
 	}
 	b = append(b, ',')
-	if v.Flags&decoder.OutOfRange != 0 {
-		b = append(b, "out_of_range"...)
+	if outOfRange(v) {
+		b = append(b, "true"...)
 	}
 	return append(b, '\n')
 }

@@ -2,6 +2,8 @@ package valuelog
 
 import (
 	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -28,6 +30,8 @@ func TestAppendSeconds(t *testing.T) {
 }
 
 func TestAppendValue(t *testing.T) {
+	tenth := &dbc.Signal{Name: "S", Type: dbc.Integer, Factor: 0.1}
+	f32 := &dbc.Signal{Name: "F", Type: dbc.Float32, Factor: 1}
 	for _, c := range []struct {
 		name string
 		v    decoder.Value
@@ -35,10 +39,12 @@ func TestAppendValue(t *testing.T) {
 	}{
 		{"exact", decoder.Value{Int: -5, Phys: -5, Flags: decoder.Exact}, "-5"},
 		{"unsigned", decoder.Value{Raw: math.MaxUint64, Phys: 1.8446744073709552e19, Flags: decoder.Exact | decoder.Unsigned}, "18446744073709551615"},
-		{"float", decoder.Value{Phys: 0.30000000000000004}, "0.30000000000000004"},
-		{"nan", decoder.Value{Phys: math.NaN(), Flags: decoder.Float}, `"NaN"`},
-		{"+inf", decoder.Value{Phys: math.Inf(1), Flags: decoder.Float}, `"Infinity"`},
-		{"-inf", decoder.Value{Phys: math.Inf(-1), Flags: decoder.Float}, `"-Infinity"`},
+		{"float without a signal", decoder.Value{Phys: 0.30000000000000004}, "0.30000000000000004"},
+		{"factor 0.1 tidied", decoder.Value{Signal: tenth, Raw: 7, Phys: 7 * 0.1}, "0.7"},
+		{"integral float", decoder.Value{Signal: tenth, Raw: 250, Phys: 25}, "25.0"},
+		{"float32 shortest", decoder.Value{Signal: f32, Phys: float64(float32(0.1)), Flags: decoder.Float}, "0.1"},
+		{"nan", decoder.Value{Signal: f32, Phys: math.NaN(), Flags: decoder.Float}, ""},
+		{"+inf", decoder.Value{Signal: f32, Phys: math.Inf(1), Flags: decoder.Float}, ""},
 	} {
 		if got := string(AppendValue(nil, &c.v)); got != c.want {
 			t.Errorf("%s: got %s, want %s", c.name, got, c.want)
@@ -46,22 +52,41 @@ func TestAppendValue(t *testing.T) {
 	}
 }
 
+// TestWriter pins both formats for the cases the rule covers: an exact
+// value with unit, label and oor; a scaled value tidied; NaN (null plus
+// nonfinite, not oor); +Inf beyond the range (oor); a truncated value
+// left out and counted. The JSON lines must parse, the CSV must read
+// back with as many fields as the header.
 func TestWriter(t *testing.T) {
 	m := &dbc.Message{Name: "GEAR", ID: 0x123, Length: 1}
 	s := &dbc.Signal{Name: "Gear", Message: m, Length: 4, Factor: 1, Unit: "a,b",
 		Values: []dbc.ValueDescription{{Value: 2, Label: `say "D"`}}}
-	m.Signals = []*dbc.Signal{s}
+	tenth := &dbc.Signal{Name: "T", Message: m, Type: dbc.Integer, Factor: 0.1}
+	fl := &dbc.Signal{Name: "F", Message: m, Type: dbc.Float32, Factor: 1, Min: 0, Max: 1}
+	m.Signals = []*dbc.Signal{s, tenth, fl}
 	f := &frame.Frame{Time: 1_500_000_000_000_000_000, ID: 0x123, Len: 1}
 	vals := []decoder.Value{
 		{Signal: s, Raw: 2, Int: 2, Phys: 2, Flags: decoder.Exact | decoder.OutOfRange},
 		{Signal: s, Phys: math.NaN(), Flags: decoder.Truncated},
+		{Signal: tenth, Raw: 7, Phys: 7 * 0.1},
+		{Signal: fl, Phys: math.NaN(), Flags: decoder.Float | decoder.OutOfRange},
+		{Signal: fl, Phys: math.Inf(1), Flags: decoder.Float | decoder.OutOfRange},
 	}
+	const head = `{"t":1500000000.000000,"ts":1500000000000000000,"bus":"can0","id":291,`
+	const row = "1500000000.000000,1500000000000000000,can0,291,"
 	for _, c := range []struct {
 		format Format
 		want   string
 	}{
-		{JSON, `{"t":1500000000.000000,"ts":1500000000000000000,"bus":"can0","id":291,"signal":"GEAR.Gear","value":2,"unit":"a,b","label":"say \"D\"","flags":["out_of_range"]}` + "\n"},
-		{CSV, "t,ts,bus,id,signal,value,unit,label,flags\n1500000000.000000,1500000000000000000,can0,291,GEAR.Gear,2,\"a,b\",\"say \"\"D\"\"\",out_of_range\n"},
+		{JSON, head + `"signal":"GEAR.Gear","value":2,"unit":"a,b","label":"say \"D\"","oor":true}` + "\n" +
+			head + `"signal":"GEAR.T","value":0.7}` + "\n" +
+			head + `"signal":"GEAR.F","value":null,"nonfinite":"NaN"}` + "\n" +
+			head + `"signal":"GEAR.F","value":null,"nonfinite":"+Inf","oor":true}` + "\n"},
+		{CSV, Header +
+			row + "GEAR.Gear,2,,\"a,b\",\"say \"\"D\"\"\",true\n" +
+			row + "GEAR.T,0.7,,,,\n" +
+			row + "GEAR.F,,NaN,,,\n" +
+			row + "GEAR.F,,+Inf,,,true\n"},
 	} {
 		var b bytes.Buffer
 		w := NewWriter(&b, c.format)
@@ -73,6 +98,23 @@ func TestWriter(t *testing.T) {
 		}
 		if got := b.String(); got != c.want {
 			t.Errorf("format %d:\ngot  %s\nwant %s", c.format, got, c.want)
+		}
+		if w.Truncated() != 1 {
+			t.Errorf("format %d: Truncated() = %d, want 1", c.format, w.Truncated())
+		}
+		if c.format == JSON {
+			for _, line := range bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n")) {
+				var v map[string]any
+				if err := json.Unmarshal(line, &v); err != nil {
+					t.Errorf("line %s: %v", line, err)
+				}
+			}
+		} else {
+			r := csv.NewReader(&b)
+			r.FieldsPerRecord = 10
+			if _, err := r.ReadAll(); err != nil {
+				t.Errorf("CSV: %v", err)
+			}
 		}
 	}
 }

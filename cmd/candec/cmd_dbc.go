@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/yukart/candec/dbc"
 )
@@ -22,9 +21,8 @@ func runDBC(_ context.Context, e env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
-		fs.Usage()
-		return &exitError{2, errors.New("dbc: no DBC file given")}
+	if err := checkArgs(fs, -1, "FILE"); err != nil {
+		return err
 	}
 	db, err := dbc.Load(fs.Args()...)
 	if err != nil {

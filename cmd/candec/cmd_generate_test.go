@@ -42,7 +42,13 @@ func TestGenerateBadFlags(t *testing.T) {
 		want string
 	}{
 		{[]string{"--dbc", dbcPath, "--scenario", "race"}, "unknown scenario"},
-		{[]string{"--dbc", dbcPath, "--duration", "-1s"}, "negative duration"},
+		{[]string{"--dbc", dbcPath, "--duration", "-1s"}, "--duration -1s: want a positive duration"},
+		{[]string{"--dbc", dbcPath, "--duration", "0"}, "--duration 0s: want a positive duration"},
+		{[]string{"--dbc", dbcPath, "--duration", "soon"}, `generate: invalid value "soon" for flag -duration`},
+		{[]string{"--dbc", dbcPath, "--seed", "x"}, `invalid value "x" for flag -seed`},
+		{[]string{"--dbc", dbcPath, "--start", "1969-12-31T23:59:59Z"}, "want a time from 1970"},
+		{[]string{"--dbc", dbcPath, "--iface", ""}, "--iface is empty"},
+		{[]string{"--dbc", dbcPath, "-o"}, "flag needs an argument: -o; see 'candec generate -h'"},
 		{[]string{"--dbc", dbcPath, "--start", "yesterday"}, "--start"},
 		{[]string{"--dbc", dbcPath, "extra"}, "unexpected argument"},
 		{[]string{"--dbc", "missing.dbc"}, "missing.dbc"},
@@ -71,5 +77,87 @@ func TestGenerateStdout(t *testing.T) {
 	}
 	if !strings.Contains(lines[0], ") vcan3 ") {
 		t.Errorf("first line %q: want interface vcan3", lines[0])
+	}
+}
+
+// TestGenerateKeepsOutputOnFailure: a run that fails or is interrupted
+// after -o is opened leaves an existing file as it was, creates nothing,
+// and never removes a device.
+func TestGenerateKeepsOutputOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	dbcPath := filepath.Join("..", "..", "testdata", "yukart.dbc")
+	// Messages without a cycle time: the generator has nothing to send.
+	noCycle := filepath.Join(dir, "nocycle.dbc")
+	if err := os.WriteFile(noCycle, []byte("BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@1+ (0.1,0) [0|300] \"km/h\" Dash\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notDBC := filepath.Join(dir, "empty.log")
+	if err := os.WriteFile(notDBC, []byte("(1.000000) can0 123#00\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		args []string
+		want string
+	}{
+		{"not a DBC", context.Background(), []string{"--dbc", notDBC}, "no messages"},
+		{"no cyclic messages", context.Background(), []string{"--dbc", noCycle}, "no cyclic messages"},
+		{"interrupted", cancelled, []string{"--dbc", dbcPath}, "context canceled"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			precious := filepath.Join(dir, "precious.log")
+			if err := os.WriteFile(precious, []byte("keep\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			err := run(c.ctx, env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, append([]string{"generate", "-o", precious}, c.args...))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+			if got, err := os.ReadFile(precious); err != nil || string(got) != "keep\n" {
+				t.Fatalf("precious.log after the failure: %q, %v; want it untouched", got, err)
+			}
+			ents, _ := os.ReadDir(dir)
+			if len(ents) != 3 {
+				t.Errorf("directory holds %d entries, want the 3 files it had (no temporary left)", len(ents))
+			}
+		})
+	}
+	t.Run("new file not created", func(t *testing.T) {
+		name := filepath.Join(dir, "new.log")
+		if err := run(cancelled, env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"generate", "--dbc", dbcPath, "-o", name}); err == nil {
+			t.Fatal("interrupted run: no error")
+		}
+		if _, err := os.Stat(name); !os.IsNotExist(err) {
+			t.Fatalf("new.log after an interrupted run: %v, want it absent", err)
+		}
+	})
+	t.Run("output is the DBC", func(t *testing.T) {
+		err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"generate", "--dbc", noCycle, "-o", noCycle})
+		if err == nil || !strings.Contains(err.Error(), "is the input") {
+			t.Fatalf("got %v, want a refusal", err)
+		}
+	})
+}
+
+// TestGenerateDevNullSurvives: /dev/null as -o of a failing run is still
+// the device afterwards.
+func TestGenerateDevNullSurvives(t *testing.T) {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Skipf("%s not writable: %v", os.DevNull, err)
+	}
+	f.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	args := []string{"generate", "--dbc", filepath.Join("..", "..", "testdata", "yukart.dbc"), "-o", os.DevNull}
+	if err := run(ctx, env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, args); err == nil {
+		t.Fatal("interrupted run: no error")
+	}
+	fi, err := os.Stat(os.DevNull)
+	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("%s after a failed run: %v, %v; want the character device", os.DevNull, fi, err)
 	}
 }

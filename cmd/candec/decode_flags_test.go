@@ -31,10 +31,10 @@ func TestDecodeInputs(t *testing.T) {
 		{name: "bad glob", args: []string{"--dbc", dbcFile, "--signals", "[", "-"}, wantErr: "bad --signals glob"},
 		{name: "bad iface spec", args: []string{"--dbc", "can0=", "-"}, wantErr: "want IFACE=FILE"},
 		{name: "missing dbc file", args: []string{"--dbc", "nope.dbc", "-"}, wantErr: "nope.dbc"},
-		{name: "malformed line stops", args: []string{"--dbc", dbcFile, "-"}, wantErr: "line 2"},
+		{name: "malformed line stops", args: []string{"--dbc", dbcFile, "-"}, wantErr: "decode: stdin:2: column 28: invalid character 'G'"},
 		{
 			name: "skip invalid, csv, glob", args: []string{"--dbc", dbcFile, "--skip-invalid", "--format", "csv", "--signals", "CHG_*", "-"},
-			wantOut: []string{"t,ts,bus,id,signal,value,unit,label,flags", "1791563856.001301,1791563856001301000,can0,419385573,CHG_Status.CHG_"},
+			wantOut: []string{"t,ts,bus,id,signal,value,nonfinite,unit,label,oor", "1791563856.001301,1791563856001301000,can0,419385573,CHG_Status.CHG_OutputVoltage,0.0,,V,,"},
 			notOut:  []string{"\"signal\""},
 			wantLog: "skipped 1 malformed lines",
 		},

@@ -1,0 +1,37 @@
+package decoder
+
+import (
+	"math"
+	"testing"
+
+	"github.com/yukart/candec/dbc"
+)
+
+func TestTidy(t *testing.T) {
+	scaled := &dbc.Signal{Type: dbc.Integer, Factor: 0.1}
+	offset := &dbc.Signal{Type: dbc.Integer, Factor: 0.25, Offset: -40.5}
+	odd := &dbc.Signal{Type: dbc.Integer, Factor: 1.0 / 3}
+	f32 := &dbc.Signal{Type: dbc.Float32, Factor: 1}
+	f32scaled := &dbc.Signal{Type: dbc.Float32, Factor: 0.5}
+	for _, c := range []struct {
+		name string
+		v    Value
+		want float64
+	}{
+		{"factor 0.1", Value{Signal: scaled, Raw: 7, Phys: 7 * 0.1}, 0.7},
+		{"factor 0.1 large", Value{Signal: scaled, Raw: 3, Phys: 3 * 0.1}, 0.3},
+		{"quarter and offset", Value{Signal: offset, Raw: 3, Phys: 3*0.25 - 40.5}, -39.75},
+		{"no decimal form", Value{Signal: odd, Raw: 1, Phys: 1.0 / 3}, 1.0 / 3},
+		{"float32", Value{Signal: f32, Phys: float64(float32(0.1)), Flags: Float}, 0.1},
+		{"float32 scaled", Value{Signal: f32scaled, Phys: float64(float32(0.1)) * 0.5, Flags: Float}, float64(float32(0.1)) * 0.5},
+		{"exact", Value{Signal: scaled, Int: 5, Phys: 5, Flags: Exact}, 5},
+	} {
+		if got := Tidy(&c.v); got != c.want {
+			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
+		}
+	}
+	nan := Value{Signal: f32, Phys: math.NaN(), Flags: Float}
+	if got := Tidy(&nan); !math.IsNaN(got) {
+		t.Errorf("NaN: got %v", got)
+	}
+}

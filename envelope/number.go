@@ -1,0 +1,24 @@
+package envelope
+
+import "math"
+
+// AppendFloat appends a finite float as an envelope's JSON carries it:
+// the shortest form that parses back to the same float64, with ".0"
+// added when that form looks like an integer, so that it reads back as a
+// float. Other writers of decoded values (candec decode) use it so that
+// a number reads the same everywhere.
+func AppendFloat(dst []byte, f float64) []byte { return appendFloatJSON(dst, f) }
+
+// NonFinite returns the "nonfinite" text of f: "NaN", "+Inf" or "-Inf",
+// or "" for a finite f.
+func NonFinite(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "NaN"
+	case math.IsInf(f, 1):
+		return "+Inf"
+	case math.IsInf(f, -1):
+		return "-Inf"
+	}
+	return ""
+}
