@@ -1,0 +1,343 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var yukartDBC = filepath.Join("..", "..", "testdata", "yukart.dbc")
+
+// decodeOut runs candec decode with stdin and returns stdout, stderr and
+// the error.
+func decodeOut(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
+	var out, stderr bytes.Buffer
+	err := run(context.Background(), env{strings.NewReader(stdin), &out, &stderr}, append([]string{"decode"}, args...))
+	return out.String(), stderr.String(), err
+}
+
+// TestDecodeOutputFileSafe: -o is created only after every input is
+// checked, never replaces an input, and is left as it was when the
+// command fails before decoding.
+func TestDecodeOutputFileSafe(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	capture := write("idle.log", "(1791563856.001301) can0 0A0#0000070000000000\n")
+	bad := write("bad.dbc", "BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@3+ (0.1,0) [0|300] \"km/h\" Dash\n")
+	policy := write("p.yaml", "defaults: {max_rate: 10}\n")
+	good := write("good.dbc", "BO_ 160 M: 8 E\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" E\n")
+	for _, c := range []struct {
+		name    string
+		args    []string // -o keep is added in front
+		keep    string   // the -o file; "" for keep.jsonl
+		wantErr string
+	}{
+		{"bad dbc", []string{"--dbc", bad, capture}, "", "bad.dbc:2:"},
+		{"dbc not found", []string{"--dbc", filepath.Join(dir, "nope.dbc"), capture}, "", "nope.dbc"},
+		{"capture not found", []string{"--dbc", yukartDBC, filepath.Join(dir, "nope.log")}, "", "nope.log"},
+		{"bad format", []string{"--dbc", yukartDBC, "--format", "xml", capture}, "", "--format"},
+		{"glob matches nothing", []string{"--dbc", yukartDBC, "--signals", "NOPE_*", capture}, "", "matches no signal"},
+		{"output is the capture", []string{"--dbc", yukartDBC, capture}, capture, "is the input"},
+		{"output is the dbc", []string{"--dbc", good, capture}, good, "is the input"},
+		{"policy: bad dbc", []string{"--policy", policy, "--dbc", bad, capture}, "", "bad.dbc:2:"},
+		{"policy: output is the capture", []string{"--policy", policy, "--dbc", yukartDBC, capture}, capture, "is the input"},
+		{"policy: output is the policy", []string{"--policy", policy, "--dbc", yukartDBC, capture}, policy, "is the input"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			keep := c.keep
+			if keep == "" {
+				keep = write("keep.jsonl", "precious\n")
+			}
+			before, _ := os.ReadFile(keep)
+			_, _, err := decodeOut(t, "", append([]string{"-o", keep}, c.args...)...)
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Fatalf("got %v, want an error containing %q", err, c.wantErr)
+			}
+			if after, _ := os.ReadFile(keep); !bytes.Equal(after, before) {
+				t.Fatalf("%s: got %q after the error, want %q untouched", filepath.Base(keep), after, before)
+			}
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				if strings.HasPrefix(e.Name(), ".") {
+					t.Errorf("temporary file %s left behind", e.Name())
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeKeepsGoodOutputBeforeBadLine: a malformed line ends the
+// decode with an error naming the capture and line, after everything
+// decoded before it was written whole, to stdout and to -o.
+func TestDecodeKeepsGoodOutputBeforeBadLine(t *testing.T) {
+	good := "(1791563856.001301) can0 0A0#0000070000000000\n" +
+		"(1791563856.002301) can0 0A0#0100070000000000\n" +
+		"(1791563856.003301) can0 0A0#0200070000000000\n"
+	capture := good + "(1791563856.004301) can0 0A0#FAZZ\n"
+	const wantLines = 3 * 6 // MCU_MotorStatus has six signals
+	check := func(t *testing.T, out string, err error) {
+		t.Helper()
+		if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), ":4: ") {
+			t.Fatalf("got %v (status %d), want status 1 naming line 4", err, exitCode(err))
+		}
+		if !strings.HasSuffix(out, "}\n") {
+			t.Fatalf("output does not end with a whole line: %q", out[max(0, len(out)-40):])
+		}
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) != wantLines {
+			t.Fatalf("got %d lines, want %d", len(lines), wantLines)
+		}
+		for _, l := range lines {
+			if !json.Valid([]byte(l)) {
+				t.Fatalf("line %q is not JSON", l)
+			}
+		}
+	}
+	t.Run("stdout", func(t *testing.T) {
+		out, _, err := decodeOut(t, capture, "--dbc", yukartDBC, "-")
+		check(t, out, err)
+		if !strings.Contains(err.Error(), "decode: stdin:4: ") {
+			t.Errorf("error %q does not name stdin:4", err)
+		}
+	})
+	t.Run("-o file", func(t *testing.T) {
+		dir := t.TempDir()
+		in := filepath.Join(dir, "bad.log")
+		os.WriteFile(in, []byte(capture), 0o644)
+		o := filepath.Join(dir, "out.jsonl")
+		_, _, err := decodeOut(t, "", "--dbc", yukartDBC, "-o", o, in)
+		got, _ := os.ReadFile(o)
+		check(t, string(got), err)
+		if !strings.Contains(err.Error(), in+":4: ") {
+			t.Errorf("error %q does not name %s:4", err, in)
+		}
+	})
+	t.Run("large output cut at a line", func(t *testing.T) {
+		// More than the writer's buffer before the bad line.
+		var b strings.Builder
+		for i := range 5000 {
+			fmt.Fprintf(&b, "(1791563856.%06d) can0 0A0#0000070000000000\n", i)
+		}
+		b.WriteString("(1791563857.000000) can0 0A0#FAZZ\n")
+		out, _, err := decodeOut(t, b.String(), "--dbc", yukartDBC, "-")
+		if err == nil || !strings.HasSuffix(out, "}\n") || strings.Count(out, "\n") != 5000*6 {
+			t.Fatalf("got %d lines and %v, want %d whole lines and an error", strings.Count(out, "\n"), err, 5000*6)
+		}
+	})
+}
+
+// TestDecodeFlagChecks: numbers out of range and flags that do nothing
+// in the mode chosen are errors naming the flag.
+func TestDecodeFlagChecks(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--policy", "default", "--tail", "-5s"}, "decode: --tail -5s: want 0 or a positive duration"},
+		{[]string{"--tail", "5s"}, "decode: --tail works only with --policy"},
+		{[]string{"--window"}, "decode: --window works only with --policy"},
+		{[]string{"--topic-template", "x/{signal}"}, "decode: --topic-template works only with --policy"},
+		{[]string{"--policy", "default", "--signals", "MOT_*"}, "--signals and --format do not apply with --policy"},
+		{[]string{"--policy", "default", "--format", "csv"}, "--signals and --format do not apply with --policy"},
+		{[]string{"--tail", "soon"}, `decode: invalid value "soon" for flag -tail`},
+		{[]string{"--signals", "NOPE_*"}, `decode: --signals "NOPE_*" matches no signal in`},
+	} {
+		args := append(append([]string{"--dbc", yukartDBC}, c.args...), "-")
+		_, _, err := decodeOut(t, "", args...)
+		if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("decode %v: got %v (status %d), want status 2 with %q", c.args, err, exitCode(err), c.want)
+		}
+	}
+}
+
+// TestDecodeSummary: what the output alone does not show is said on
+// stderr, one line each, with counts per interface.
+func TestDecodeSummary(t *testing.T) {
+	capture := "(1.000000) can0 0A0#0000070000000000\n" +
+		"(1.001000) can0 7FF#00\n" + // unknown ID
+		"(1.002000) can0 0A0#R\n" + // remote
+		"(1.003000) can0 20000004#0004000000000000\n" + // error frame
+		"(1.004000) can0 0A0#0000\n" + // short: 5 of 6 signals left out
+		"(1.005000) can1 0A0#0000070000000000\n" +
+		"(1.006000) can1 0A0#0000070000000000\n" +
+		"(1.007000) can1 0A0#0000070000000000\n"
+	for _, c := range []struct {
+		name    string
+		stdin   string
+		args    []string
+		want    []string
+		notWant []string
+	}{
+		{"per interface", capture, []string{"--dbc", yukartDBC}, []string{
+			"candec decode: can0: 1 of 5 frames had IDs not in " + yukartDBC + "\n",
+			"candec decode: can0: 1 remote and 1 error frames skipped (they carry no signals)\n",
+			"candec decode: can0: 1 frames shorter than their message\n",
+			"candec decode: 5 values left out: their signals do not fit in short frames\n",
+		}, []string{"can1:"}},
+		{"dbc for an absent interface", capture, []string{"--dbc", "can7=" + yukartDBC}, []string{
+			"candec decode: --dbc can7=" + yukartDBC + ": no frames on can7 in stdin\n",
+			"candec decode: can0: 5 frames not decoded: no --dbc for this interface\n",
+		}, nil},
+		{"empty capture", "", []string{"--dbc", yukartDBC}, []string{"candec decode: stdin holds no frames\n"}, nil},
+		{"clean", "(1.000000) can0 0A0#0000070000000000\n", []string{"--dbc", yukartDBC}, nil, []string{"candec"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, stderr, err := decodeOut(t, c.stdin, append(c.args, "-")...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, stderr)
+				}
+			}
+			for _, n := range c.notWant {
+				if strings.Contains(stderr, n) {
+					t.Errorf("stderr has %q:\n%s", n, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestDecodeNumberRule: decode writes numbers, non-finite values and
+// flags as the envelopes do, in JSON and in CSV.
+func TestDecodeNumberRule(t *testing.T) {
+	// MOT_Torque raw 7 × 0.1; IMU_AccelX float32 NaN, IMU_AccelY +Inf
+	// (above its maximum 50).
+	capture := "(1.000000) can0 0A0#0000070000000000\n" +
+		"(1.001000) can0 0E0#0000C07F0000807F\n"
+	out, _, err := decodeOut(t, capture, "--dbc", yukartDBC, "--signals", "MOT_Torque,IMU_Accel*", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		`"signal":"MCU_MotorStatus.MOT_Torque","value":0.7,"unit":"Nm"}`,
+		`"signal":"IMU_Acceleration.IMU_AccelX","value":null,"nonfinite":"NaN","unit":"m/s^2"}`,
+		`"signal":"IMU_Acceleration.IMU_AccelY","value":null,"nonfinite":"+Inf","unit":"m/s^2","oor":true}`,
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("JSON output lacks %s:\n%s", w, out)
+		}
+	}
+	out, _, err = decodeOut(t, capture, "--dbc", yukartDBC, "--format", "csv", "--signals", "MOT_Torque,IMU_Accel*", "-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		"t,ts,bus,id,signal,value,nonfinite,unit,label,oor\n",
+		",MCU_MotorStatus.MOT_Torque,0.7,,Nm,,\n",
+		",IMU_Acceleration.IMU_AccelX,,NaN,m/s^2,,\n",
+		",IMU_Acceleration.IMU_AccelY,,+Inf,m/s^2,,true\n",
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("CSV output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the command writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestDecodeLivePipe: on a pipe whose writer is still open, decode
+// writes each batch's lines as soon as it waits for more input, and a
+// cancelled context (SIGINT, SIGTERM) ends a read blocked on the pipe
+// with those lines kept. Both stdin and a FIFO named as the capture.
+func TestDecodeLivePipe(t *testing.T) {
+	const batch = "(1.000000) can0 0A0#0000070000000000\n(1.010000) can0 0A0#0100070000000000\n"
+	for _, kind := range []string{"stdin pipe", "fifo"} {
+		t.Run(kind, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var out syncBuffer
+			done := make(chan error, 1)
+			var w *os.File
+			switch kind {
+			case "stdin pipe":
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pr.Close()
+				w = pw
+				go func() { done <- run(ctx, env{pr, &out, &bytes.Buffer{}}, []string{"decode", "--dbc", yukartDBC, "-"}) }()
+			case "fifo":
+				fifo := filepath.Join(t.TempDir(), "live.log")
+				if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+					t.Skipf("mkfifo: %v", err)
+				}
+				go func() {
+					done <- run(ctx, env{nil, &out, &bytes.Buffer{}}, []string{"decode", "--dbc", yukartDBC, fifo})
+				}()
+				// Blocks until decode opens the FIFO for reading.
+				f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				w = f
+			}
+			defer w.Close()
+			if _, err := io.WriteString(w, batch); err != nil {
+				t.Fatal(err)
+			}
+			// The writer stays open: the first batch must still come out.
+			waitFor(t, "the first batch's 12 lines before EOF", func() bool { return strings.Count(out.String(), "\n") == 12 })
+			cancel()
+			select {
+			case err := <-done:
+				if err == nil || !strings.Contains(err.Error(), "interrupted") {
+					t.Errorf("got %v, want an interrupted error", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("decode did not return after its context was cancelled while blocked on the pipe")
+			}
+			if n := strings.Count(out.String(), "\n"); n != 12 || !strings.HasSuffix(out.String(), "}\n") {
+				t.Errorf("got %d lines, want the 12 decoded before the cancel, whole", n)
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds; the limit only stops a test that
+// would otherwise hang.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10s for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
