@@ -69,7 +69,7 @@ func splitList(s string) []string {
 func runDecode(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "decode", "--dbc [IFACE=]FILE[,FILE] [flags] CAPTURE|-")
 	var dbcs dbcFlag
-	fs.Var(&dbcs, "dbc", "DBC file(s) for every interface, or IFACE=FILE[,FILE] for one interface (repeatable)")
+	fs.Var(&dbcs, "dbc", "DBC `[IFACE=]FILE[,FILE]`: files for every interface, or with IFACE= for one interface (repeatable)")
 	format := fs.String("format", "json", "output format: json (JSON lines) or csv; see docs/decode-output.md")
 	signals := fs.String("signals", "", "only signals whose name or message.signal matches this glob (comma-separated globs)")
 	policy := fs.String("policy", "", "run the publishing policy (YAML; \"default\" for the built-in one) and print the envelopes the service would publish")
@@ -195,12 +195,12 @@ func (w *writeError) Unwrap() error { return w.err }
 // ctx.
 func decodeCapture(ctx context.Context, e env, name string, in *input, sel *busDecoders, vw *valuelog.Writer, skip bool) error {
 	r := capture.NewReader(in, capture.Options{SkipInvalid: skip})
+	defer func() { sel.skipped = r.Skipped() }()
 	bar := newDecodeProgress(e, name, in.size)
 	defer bar.done()
 	var fr frame.Frame
 	for {
 		if err := r.Next(&fr); err != nil {
-			sel.skipped = r.Skipped()
 			var le *capture.LineError
 			switch {
 			case errors.Is(err, io.EOF):

@@ -41,6 +41,7 @@ func TestDecodeOutputFileSafe(t *testing.T) {
 	capture := write("idle.log", "(1791563856.001301) can0 0A0#0000070000000000\n")
 	bad := write("bad.dbc", "BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@3+ (0.1,0) [0|300] \"km/h\" Dash\n")
 	policy := write("p.yaml", "defaults: {max_rate: 10}\n")
+	badPolicy := write("bad.yaml", "defaults: {max_rate: fast}\n")
 	good := write("good.dbc", "BO_ 160 M: 8 E\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" E\n")
 	for _, c := range []struct {
 		name    string
@@ -56,6 +57,7 @@ func TestDecodeOutputFileSafe(t *testing.T) {
 		{"output is the capture", []string{"--dbc", yukartDBC, capture}, capture, "is the input"},
 		{"output is the dbc", []string{"--dbc", good, capture}, good, "is the input"},
 		{"policy: bad dbc", []string{"--policy", policy, "--dbc", bad, capture}, "", "bad.dbc:2:"},
+		{"policy: bad policy file", []string{"--policy", badPolicy, "--dbc", yukartDBC, capture}, "", "bad.yaml"},
 		{"policy: output is the capture", []string{"--policy", policy, "--dbc", yukartDBC, capture}, capture, "is the input"},
 		{"policy: output is the policy", []string{"--policy", policy, "--dbc", yukartDBC, capture}, policy, "is the input"},
 	} {
@@ -126,6 +128,21 @@ func TestDecodeKeepsGoodOutputBeforeBadLine(t *testing.T) {
 		check(t, string(got), err)
 		if !strings.Contains(err.Error(), in+":4: ") {
 			t.Errorf("error %q does not name %s:4", err, in)
+		}
+	})
+	t.Run("-o /dev/null", func(t *testing.T) {
+		f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+		if err != nil {
+			t.Skipf("%s not writable: %v", os.DevNull, err)
+		}
+		f.Close()
+		in := filepath.Join(t.TempDir(), "bad.log")
+		os.WriteFile(in, []byte(capture), 0o644)
+		if _, _, err := decodeOut(t, "", "--dbc", yukartDBC, "-o", os.DevNull, in); err == nil {
+			t.Fatal("no error for the bad line")
+		}
+		if fi, err := os.Stat(os.DevNull); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+			t.Fatalf("%s after a failed decode: %v, %v; want the character device", os.DevNull, fi, err)
 		}
 	})
 	t.Run("large output cut at a line", func(t *testing.T) {
