@@ -142,11 +142,11 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 	b = append(b, `,"ts":`...)
 	b = strconv.AppendInt(b, f.Time, 10)
 	b = append(b, `,"bus":`...)
-	b = strconv.AppendQuote(b, iface)
+	b = appendQuoted(b, iface, "")
 	b = append(b, `,"id":`...)
 	b = strconv.AppendUint(b, uint64(f.ID), 10)
 	b = append(b, `,"signal":`...)
-	b = strconv.AppendQuote(b, s.Message.Name+"."+s.Name)
+	b = appendQuoted(b, s.Message.Name, s.Name)
 	b = append(b, `,"value":`...)
 	if nf := NonFinite(v); nf != "" {
 		b = append(b, `null,"nonfinite":"`...)
@@ -157,12 +157,12 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 	}
 	if s.Unit != "" {
 		b = append(b, `,"unit":`...)
-		b = strconv.AppendQuote(b, s.Unit)
+		b = appendQuoted(b, s.Unit, "")
 	}
 	if len(s.Values) > 0 && v.Flags&decoder.Float == 0 {
 		if l, ok := s.Label(int64(v.Raw)); ok {
 			b = append(b, `,"label":`...)
-			b = strconv.AppendQuote(b, l)
+			b = appendQuoted(b, l, "")
 		}
 	}
 	if outOfRange(v) {
@@ -199,6 +199,37 @@ func appendCSV(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte 
 		b = append(b, "true"...)
 	}
 	return append(b, '\n')
+}
+
+// appendQuoted appends a JSON string of a, or of "a.b" when b is not
+// empty, as strconv.AppendQuote writes it. Names and units are plain
+// ASCII nearly always, which is copied as it is; anything else goes
+// through strconv.
+func appendQuoted(dst []byte, a, b string) []byte {
+	if !plainASCII(a) || !plainASCII(b) {
+		if b != "" {
+			a += "." + b
+		}
+		return strconv.AppendQuote(dst, a)
+	}
+	dst = append(dst, '"')
+	dst = append(dst, a...)
+	if b != "" {
+		dst = append(dst, '.')
+		dst = append(dst, b...)
+	}
+	return append(dst, '"')
+}
+
+// plainASCII reports whether s is printable ASCII without a quote or a
+// backslash: text that JSON and strconv.Quote write unchanged.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
 }
 
 // appendCSVField quotes a field when it holds a comma, quote or newline.

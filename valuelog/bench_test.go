@@ -1,0 +1,30 @@
+package valuelog
+
+import (
+	"io"
+	"testing"
+
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/frame"
+)
+
+// BenchmarkWriteJSON writes one frame of three values: exact, scaled
+// (tidied) and float32 (shortest form).
+func BenchmarkWriteJSON(b *testing.B) {
+	m := &dbc.Message{Name: "MCU_MotorStatus", ID: 0xA0, Length: 8}
+	exact := &dbc.Signal{Name: "MOT_Speed", Message: m, Factor: 1, Unit: "rpm"}
+	scaled := &dbc.Signal{Name: "MOT_Torque", Message: m, Factor: 0.1, Unit: "Nm"}
+	f32 := &dbc.Signal{Name: "IMU_AccelX", Message: m, Type: dbc.Float32, Factor: 1, Unit: "m/s^2"}
+	vals := []decoder.Value{
+		{Signal: exact, Raw: 1200, Int: 1200, Phys: 1200, Flags: decoder.Exact},
+		{Signal: scaled, Raw: 7, Phys: 7 * 0.1},
+		{Signal: f32, Phys: float64(float32(0.0972878)), Flags: decoder.Float | decoder.OutOfRange},
+	}
+	f := &frame.Frame{Time: 1791563856001301000, ID: 0xA0, Len: 8}
+	w := NewWriter(io.Discard, JSON)
+	b.ReportAllocs()
+	for b.Loop() {
+		w.Write(f, "can0", vals)
+	}
+}
