@@ -40,6 +40,10 @@
 //     and the consumer decides.
 //   - Truncated: see below.
 //
+// Phys carries the binary noise of the arithmetic (raw 7 × 0.1 is
+// 0.7000000000000001). Tidy returns the value as candec writes and
+// publishes it, rounded to the decimals of the signal's scaling.
+//
 // # Multiplexing
 //
 // A multiplexed signal (dbc.Signal.Mux) is decoded only when its switch
