@@ -38,6 +38,7 @@ type Writer struct {
 	buf       []byte
 	header    bool
 	truncated int
+	lines     int
 }
 
 // Header is the first line of the CSV output: its columns, the keys of
@@ -73,9 +74,14 @@ func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error
 		if _, err := w.w.Write(w.buf); err != nil {
 			return err
 		}
+		w.lines++
 	}
 	return nil
 }
+
+// Lines returns how many values Write has written, one line each (the
+// CSV header not counted).
+func (w *Writer) Lines() int { return w.lines }
 
 // Flush writes any buffered data. Everything written so far is whole
 // lines, so output flushed at any time between Writes ends with a whole

@@ -99,8 +99,8 @@ func TestWriter(t *testing.T) {
 		if got := b.String(); got != c.want {
 			t.Errorf("format %d:\ngot  %s\nwant %s", c.format, got, c.want)
 		}
-		if w.Truncated() != 1 {
-			t.Errorf("format %d: Truncated() = %d, want 1", c.format, w.Truncated())
+		if w.Truncated() != 1 || w.Lines() != 4 {
+			t.Errorf("format %d: Truncated() = %d, Lines() = %d, want 1 and 4", c.format, w.Truncated(), w.Lines())
 		}
 		if c.format == JSON {
 			for _, line := range bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n")) {

@@ -170,6 +170,9 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	if errors.As(derr, &werr) {
 		return derr // the output is broken: keep the file that was there
 	}
+	if derr != nil && vw.Lines() == 0 {
+		return derr // nothing decoded: an empty file would only replace the one there
+	}
 	// What was decoded before a bad line or an interrupt is whole lines
 	// and is kept (committed), so no good output is lost; the error
 	// still ends the command with a non-zero status.
@@ -464,7 +467,12 @@ func openInput(ctx context.Context, e env, name string, idle func()) (*input, er
 		r, close = f, func() { f.Close() }
 	}
 	if f, ok := r.(*os.File); ok {
-		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		fi, err := f.Stat()
+		switch {
+		case err == nil && fi.IsDir():
+			close()
+			return nil, fmt.Errorf("decode: %s is a directory, not a capture", name)
+		case err == nil && fi.Mode().IsRegular():
 			return &input{r: f, size: fi.Size(), close: close}, nil
 		}
 	}

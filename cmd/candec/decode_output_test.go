@@ -52,6 +52,8 @@ func TestDecodeOutputFileSafe(t *testing.T) {
 		{"bad dbc", []string{"--dbc", bad, capture}, "", "bad.dbc:2:"},
 		{"dbc not found", []string{"--dbc", filepath.Join(dir, "nope.dbc"), capture}, "", "nope.dbc"},
 		{"capture not found", []string{"--dbc", yukartDBC, filepath.Join(dir, "nope.log")}, "", "nope.log"},
+		{"capture is a directory", []string{"--dbc", yukartDBC, t.TempDir()}, "", "is a directory"},
+		{"bad first line", []string{"--dbc", yukartDBC, write("bad.log", "(1.0) can0 0A0#FAZZ\n")}, "", ":1: column"},
 		{"bad format", []string{"--dbc", yukartDBC, "--format", "xml", capture}, "", "--format"},
 		{"glob matches nothing", []string{"--dbc", yukartDBC, "--signals", "NOPE_*", capture}, "", "matches no signal"},
 		{"output is the capture", []string{"--dbc", yukartDBC, capture}, capture, "is the input"},
