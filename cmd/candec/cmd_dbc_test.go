@@ -41,3 +41,51 @@ func TestDBCCommand(t *testing.T) {
 		t.Errorf("candec dbc without files: got %v, want a usage error with exit status 2", err)
 	}
 }
+
+// TestDBCCommandTable: a file that is no DBC is an error naming it,
+// numbers are listed as the DBC writes them, and -h is help.
+func TestDBCCommandTable(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	capture := write("idle.log", "(1791563856.001301) can0 0A0#0000070000000000\n")
+	wide := write("wide.dbc", "BO_ 1 Odo: 8 ECU\n SG_ Km : 0|24@1+ (1,0) [0|16777215] \"km\" Dash\n SG_ Fine : 24|32@1+ (0.000001,-0.5) [-0.5|4294.967295] \"\" Dash\n")
+	for _, c := range []struct {
+		name    string
+		args    []string
+		wantErr string // "" for success
+		wantOut []string
+	}{
+		{"capture given as a DBC", []string{capture}, capture + ":1:1: no messages (no BO_ line): is this a DBC file?", nil},
+		{"empty file", []string{write("empty.dbc", "")}, "no messages", nil},
+		{"numbers as in the DBC", []string{wide}, "", []string{"[0|16777215]", "0.000001", "-0.5", "[-0.5|4294.967295]"}},
+		{"help", []string{"-h"}, "", []string{"Usage: candec dbc FILE"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, append([]string{"dbc"}, c.args...))
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) || exitCode(err) != 1 {
+					t.Fatalf("got %v, want exit status 1 with %q", err, c.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range c.wantOut {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("output lacks %q:\n%s", w, out.String())
+				}
+			}
+			if strings.Contains(out.String(), "e+") || strings.Contains(out.String(), "e-") {
+				t.Errorf("output has an exponent:\n%s", out.String())
+			}
+		})
+	}
+}
