@@ -60,6 +60,10 @@ func runBench(ctx context.Context, e env, args []string) error {
 	if err := checkBenchFlags(fs, *repeat, *duration, *warmup, *brokerPID, *brokerURL); err != nil {
 		return err
 	}
+	h, err := checkHost("bench", hostName(*host))
+	if err != nil {
+		return err
+	}
 	f, err := scenario.LoadFile(*file)
 	if err != nil {
 		return err
@@ -83,7 +87,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 		Exe:           exe,
 		Broker:        *brokerURL,
 		BrokerPID:     *brokerPID,
-		Host:          hostName(*host),
+		Host:          h,
 		WorkDir:       *workDir,
 		Out:           e.stdout,
 		Log:           e.stderr,
@@ -163,6 +167,10 @@ func runBenchSummary(e env, args []string) error {
 	if *profile == "" {
 		return badFlag("bench summary", "profile", `""`, "must name a profile, such as "+summaryProfile)
 	}
+	h, err := checkHost("bench summary", hostName(*host))
+	if err != nil {
+		return err
+	}
 	f, err := scenario.LoadFile(*file)
 	if err != nil {
 		return err
@@ -171,7 +179,6 @@ func runBenchSummary(e env, args []string) error {
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(*file), "results")
 	}
-	h := hostName(*host)
 	inputs, err := report.Files(dir, h)
 	if err != nil {
 		return err
@@ -263,6 +270,22 @@ func hostName(flagValue string) string {
 	}
 	h, _, _ = strings.Cut(h, ".")
 	return h
+}
+
+// checkHost returns h when it can name results files: the host is part of
+// a file name in the results directory and of the pattern that finds them,
+// so a path separator or a glob character would write or read elsewhere.
+func checkHost(cmd, h string) (string, error) {
+	ok := h != "" && h[0] != '.' && h[0] != '-'
+	for _, c := range h {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			ok = false
+		}
+	}
+	if !ok {
+		return "", &exitError{2, fmt.Errorf("%s: host %q: must be letters, digits, '-', '_' and '.', not starting with '.' or '-' (--host or $%s)", cmd, h, hostEnv)}
+	}
+	return h, nil
 }
 
 // candecVersion returns the module version and VCS revision the binary
