@@ -62,6 +62,12 @@ type Client struct {
 	errMu   sync.Mutex
 	err     error
 	closing bool
+
+	// Both Close and readLoop close the connection (the broker ends it
+	// on DISCONNECT, so readLoop often gets there first); the second
+	// close must not turn into an error.
+	closeOnce sync.Once
+	closeErr  error
 }
 
 // Dial connects to url (mqtt://host:port) as clientID with a clean
@@ -156,15 +162,24 @@ func (c *Client) Err() error {
 	return c.err
 }
 
-// Close sends DISCONNECT and closes the connection.
+// Close sends DISCONNECT, closes the connection and waits for the reader
+// to end. It returns an error only when closing the connection failed; a
+// connection that had already ended (Done closed, Err saying why) closes
+// without one. It is safe to call more than once.
 func (c *Client) Close() error {
 	c.errMu.Lock()
 	c.closing = true
 	c.errMu.Unlock()
-	_ = c.write([]byte{typeDisconnect << 4, 0})
-	err := c.conn.Close()
+	_ = c.write([]byte{typeDisconnect << 4, 0}) // fails on an ended connection: nothing to tell the broker then
+	err := c.closeConn()
 	<-c.done
 	return err
+}
+
+// closeConn closes the connection once and returns that close's error.
+func (c *Client) closeConn() error {
+	c.closeOnce.Do(func() { c.closeErr = c.conn.Close() })
+	return c.closeErr
 }
 
 func (c *Client) write(p []byte) error {
@@ -198,7 +213,7 @@ func (c *Client) readLoop() {
 	}
 	c.err = err
 	c.errMu.Unlock()
-	c.conn.Close()
+	_ = c.closeConn()
 	close(c.done)
 }
 

@@ -223,3 +223,44 @@ func TestAgainstMosquitto(t *testing.T) {
 		t.Errorf("Err after Close = %v, want ErrClosed", sub.Err())
 	}
 }
+
+// TestCloseAfterConnectionEnded closes a client whose connection the
+// broker has already ended: its reader has closed the connection, and
+// Close must not report the second close ("use of closed network
+// connection") as an error. Close after a DISCONNECT races the same way,
+// only not every time.
+func TestCloseAfterConnectionEnded(t *testing.T) {
+	if _, err := stack.FindMosquitto(); err != nil {
+		if os.Getenv("CANDEC_REQUIRE_MOSQUITTO") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m, err := stack.StartMosquitto(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop(0)
+	c, err := Dial(ctx, m.URL, "dropped", func(_, _ []byte, _ int64) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Stop(0); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-c.Done():
+	case <-ctx.Done():
+		t.Fatal("connection still open after the broker stopped")
+	}
+	if err := c.Err(); err == nil || errors.Is(err, ErrClosed) {
+		t.Errorf("Err after the broker stopped = %v, want the read error", err)
+	}
+	for i := range 2 {
+		if err := c.Close(); err != nil {
+			t.Errorf("Close #%d of an ended connection: got %v, want nil", i+1, err)
+		}
+	}
+}

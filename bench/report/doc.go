@@ -2,6 +2,11 @@
 // appended to <dir>/<host>-<date>.jsonl, and the summary that turns the
 // last three runs of each scenario into a Markdown baseline.
 //
+// The results file is a log: each run appends its line as soon as it is
+// measured, so a bench stopped half-way keeps the runs it finished. A line
+// is written whole or not at all (see AppendFile); the baseline, written
+// from these files, is a separate file replaced in one piece.
+//
 // # The result line
 //
 // A Result is one run: what ran (scenario, load, DBC, policy, stream),
@@ -16,7 +21,10 @@
 //
 // # The summary
 //
-// Summarize groups results by scenario, keeps the last three by time and
+// The caller picks the runs: results files hold every profile that ran
+// (smoke checks, stress runs), and OfProfile keeps one, so that a short
+// smoke run does not move a median of the mix profile. Summarize groups
+// results by scenario, keeps the last three by time and
 // takes the median of each figure independently, so one disturbed run
 // does not move the baseline. It warns when those runs differ in host or
 // versions: figures are only comparable on one host with one set of

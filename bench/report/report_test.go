@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -256,4 +258,80 @@ func FuzzRead(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestAppendFileWholeLines: whatever the file held, the appended result
+// is one whole line of its own.
+func TestAppendFileWholeLines(t *testing.T) {
+	r := sample("x", t0, 1, 1, 1)
+	var line bytes.Buffer
+	if err := Append(&line, &r); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ name, before, want string }{
+		{"new file", "", line.String()},
+		{"after whole lines", "{\"scenario\":\"a\"}\n", "{\"scenario\":\"a\"}\n" + line.String()},
+		{"after a partial line", "{\"scenario\":\"a\",\"pro", "{\"scenario\":\"a\",\"pro\n" + line.String()},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		path := filepath.Join(dir, FileName("desk", t0))
+		if tt.before != "" {
+			if err := os.WriteFile(path, []byte(tt.before), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := AppendFile(dir, &r); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != tt.want {
+			t.Errorf("%s: file holds\n%q\nwant\n%q", tt.name, b, tt.want)
+		}
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	var rs []Result
+	for i, p := range []string{"stress", "mix", "smoke", "mix"} {
+		r := sample(fmt.Sprint(i), t0, 1, 1, 1)
+		r.Profile = p
+		rs = append(rs, r)
+	}
+	if got, want := Profiles(rs), []string{"mix", "smoke", "stress"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Profiles = %v, want %v", got, want)
+	}
+	var got []string
+	for _, r := range OfProfile(rs, "mix") {
+		got = append(got, r.Scenario)
+	}
+	if want := []string{"1", "3"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("OfProfile(mix) scenarios = %v, want %v", got, want)
+	}
+}
+
+func TestMarkdownHeader(t *testing.T) {
+	rs := []Result{sample("x", t0, 1, 1, 1), sample("x", t0.Add(time.Minute), 1, 1, 1)}
+	tests := []struct {
+		last int
+		meta Meta
+		want string
+	}{
+		{0, Meta{Source: "r/desk-*.jsonl", Generated: t0},
+			"Written by `candec bench summary` on 2026-11-03 from r/desk-*.jsonl: for each scenario the median of its last 3 runs (2026-11-03 10:00 to 2026-11-03 10:01 UTC).\n"},
+		{5, Meta{Source: "r/desk-*.jsonl", Generated: t0, Profile: "mix", Command: "candec bench summary --profile mix --host desk --last 5"},
+			"Written by `candec bench summary --profile mix --host desk --last 5` on 2026-11-03 from r/desk-*.jsonl: for each scenario the median of its last 5 runs of profile mix (2026-11-03 10:00 to 2026-11-03 10:01 UTC).\n"},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		if err := WriteMarkdown(&buf, Summarize(rs, nil, tt.last), tt.meta); err != nil {
+			t.Fatal(err)
+		}
+		if _, got, _ := strings.Cut(buf.String(), "\n\n"); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("last %d: header line\n%q\nwant\n%q", tt.last, strings.SplitN(got, "\n", 2)[0], tt.want)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -191,18 +192,53 @@ func Append(w io.Writer, r *Result) error {
 
 // AppendFile appends r to the results file of its host and day in dir,
 // creating both as needed, and returns the file's path.
+//
+// The file is a log that grows by one line per run, so it is appended to
+// rather than rewritten: a bench interrupted after some runs keeps theirs.
+// What it must never hold is part of a line: the line goes in one write,
+// a write that fails part-way (a full disk) is cut off again, and a file
+// that does not end with a newline (an editor, a copy cut short) gets one
+// first, so the new line stays whole and Read names the broken one.
 func AppendFile(dir string, r *Result) (string, error) {
+	line, err := json.Marshal(r)
+	if err != nil {
+		return "", fmt.Errorf("report: %w", err)
+	}
+	line = append(line, '\n')
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", fmt.Errorf("report: %w", err)
 	}
 	path := filepath.Join(dir, FileName(r.Host, r.Time))
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return "", fmt.Errorf("report: %w", err)
 	}
-	if err := Append(f, r); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		f.Close()
-		return "", err
+		return "", fmt.Errorf("report: %w", err)
+	}
+	size := fi.Size()
+	if size > 0 {
+		var last [1]byte
+		if _, err := f.ReadAt(last[:], size-1); err != nil {
+			f.Close()
+			return "", fmt.Errorf("report: %s: %w", path, err)
+		}
+		if last[0] != '\n' {
+			line = append([]byte{'\n'}, line...)
+		}
+	}
+	if _, err := f.Write(line); err != nil {
+		if fi.Mode().IsRegular() {
+			_ = f.Truncate(size)
+		}
+		f.Close()
+		return "", fmt.Errorf("report: %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return "", fmt.Errorf("report: %s: %w", path, err)
 	}
 	return path, f.Close()
 }
@@ -230,19 +266,32 @@ func Read(r io.Reader, name string) ([]Result, error) {
 	return out, nil
 }
 
-// ReadDir reads every results file of host in dir, oldest first.
-func ReadDir(dir, host string) ([]Result, error) {
+// Files returns the results files of host in dir, by name (so oldest day
+// first); none is no error.
+func Files(dir, host string) ([]string, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, host+"-*.jsonl"))
 	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	var out []Result
+	out := paths[:0]
 	for _, p := range paths {
 		// "<host>-<date>.jsonl" only: a host "vm" must not read "vm-2-…".
 		date := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(p), host+"-"), ".jsonl")
-		if _, err := time.Parse(time.DateOnly, date); err != nil {
-			continue
+		if _, err := time.Parse(time.DateOnly, date); err == nil {
+			out = append(out, p)
 		}
+	}
+	return out, nil
+}
+
+// ReadDir reads every results file of host in dir, oldest first.
+func ReadDir(dir, host string) ([]Result, error) {
+	paths, err := Files(dir, host)
+	if err != nil {
+		return nil, err
+	}
+	var out []Result
+	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
 			return out, fmt.Errorf("report: %w", err)
@@ -259,4 +308,27 @@ func ReadDir(dir, host string) ([]Result, error) {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.Before(out[j].Time) })
 	return out, nil
+}
+
+// OfProfile returns the results of profile, in their order.
+func OfProfile(results []Result, profile string) []Result {
+	var out []Result
+	for _, r := range results {
+		if r.Profile == profile {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Profiles returns the profiles results were run with, sorted, each once.
+func Profiles(results []Result) []string {
+	var out []string
+	for _, r := range results {
+		if !slices.Contains(out, r.Profile) {
+			out = append(out, r.Profile)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -42,6 +42,9 @@ type Summary struct {
 	Warnings []string
 	// From and To span the runs used.
 	From, To time.Time
+	// Last is how many of each scenario's latest runs the medians are
+	// taken over (at most).
+	Last int
 }
 
 // Summarize takes the median of the last n runs of each scenario (n ≤ 0
@@ -71,7 +74,7 @@ func Summarize(results []Result, order []string, n int) Summary {
 	sort.Strings(rest)
 	names = append(names, rest...)
 
-	var s Summary
+	s := Summary{Last: n}
 	for _, name := range names {
 		rs := byScenario[name]
 		rs = rs[max(0, len(rs)-n):]
@@ -171,6 +174,12 @@ func med(v []float64) float64 {
 type Meta struct {
 	// Source names the result files the summary was made from.
 	Source string
+	// Profile is the profile whose runs were summarised; "" for runs of
+	// any profile.
+	Profile string
+	// Command is the command that writes this summary again from the
+	// same results; "" for `candec bench summary`.
+	Command string
 	// Generated is when the summary was written.
 	Generated time.Time
 	// References are the report's figures by scenario, for the
@@ -184,8 +193,20 @@ type Meta struct {
 func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Bench baseline: %s\n\n", s.Host)
-	fmt.Fprintf(&b, "Written by `candec bench summary` on %s from %s: for each scenario the median of its last %d runs (%s to %s).\n",
-		m.Generated.UTC().Format(time.DateOnly), m.Source, DefaultLastRuns,
+	cmd := m.Command
+	if cmd == "" {
+		cmd = "candec bench summary"
+	}
+	of := ""
+	if m.Profile != "" {
+		of = " of profile " + m.Profile
+	}
+	last := s.Last
+	if last <= 0 {
+		last = DefaultLastRuns
+	}
+	fmt.Fprintf(&b, "Written by `%s` on %s from %s: for each scenario the median of its last %d runs%s (%s to %s).\n",
+		cmd, m.Generated.UTC().Format(time.DateOnly), m.Source, last, of,
 		s.From.UTC().Format("2006-01-02 15:04"), s.To.UTC().Format("2006-01-02 15:04 MST"))
 	if len(s.Rows) > 0 {
 		v := s.Rows[0].Median.Versions

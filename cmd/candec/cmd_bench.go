@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/yukart/candec/bench/progress"
 	"github.com/yukart/candec/bench/report"
 	"github.com/yukart/candec/bench/scenario"
+	"github.com/yukart/candec/internal/outfile"
 )
 
 func init() {
@@ -35,12 +38,12 @@ func runBench(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "bench", "[flags]  |  candec bench summary [flags]")
 	file := fs.String("scenarios", "benchmarks/scenarios.yaml", "scenarios `FILE`")
 	profile := fs.String("profile", "smoke", "profile to run (smoke, mix, full, stress) or one scenario's name")
-	repeat := fs.Int("repeat", 1, "run the profile `N` times (3 for a baseline: the summary takes medians of three)")
-	duration := fs.Duration("duration", 0, "measured window of every run (default: the scenarios file's)")
-	warmup := fs.Duration("warmup", 0, "warm-up of every run (default: the scenarios file's)")
+	repeat := fs.Int("repeat", 1, fmt.Sprintf("run the profile `N` times, 1 to %d (3 for a baseline: the summary takes medians of three)", maxRepeat))
+	duration := fs.Duration("duration", 0, "measured window of every run, > 0 (default: the scenarios file's)")
+	warmup := fs.Duration("warmup", 0, "warm-up of every run, > 0 (default: the scenarios file's)")
 	windowSubs := fs.Bool("window-subscribers", false, "put the envelope subscribers on the window stream in every run")
 	brokerURL := fs.String("broker", "", "use this broker `URL` instead of a private mosquitto (never needed for a baseline)")
-	brokerPID := fs.Int("broker-pid", 0, "`PID` of the --broker, to measure its CPU")
+	brokerPID := fs.Int("broker-pid", 0, "`PID` of the --broker (> 0), to measure its CPU")
 	results := fs.String("results", "", "results `DIR` (default: results/ beside the scenarios file)")
 	noResults := fs.Bool("no-results", false, "print the result lines only; append them to no file")
 	host := fs.String("host", "", "host name in result files (default $"+hostEnv+" or the machine's name)")
@@ -53,6 +56,13 @@ func runBench(ctx context.Context, e env, args []string) error {
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return &exitError{2, fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))}
+	}
+	if err := checkBenchFlags(fs, *repeat, *duration, *warmup, *brokerPID, *brokerURL); err != nil {
+		return err
+	}
+	h, err := checkHost("bench", hostName(*host))
+	if err != nil {
+		return err
 	}
 	f, err := scenario.LoadFile(*file)
 	if err != nil {
@@ -77,7 +87,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 		Exe:           exe,
 		Broker:        *brokerURL,
 		BrokerPID:     *brokerPID,
-		Host:          hostName(*host),
+		Host:          h,
 		WorkDir:       *workDir,
 		Out:           e.stdout,
 		Log:           e.stderr,
@@ -91,8 +101,8 @@ func runBench(ctx context.Context, e env, args []string) error {
 			cfg.ResultsDir = filepath.Join(filepath.Dir(*file), "results")
 		}
 	}
-	all := make([]scenario.Run, 0, len(runs)*max(*repeat, 1))
-	for range max(*repeat, 1) {
+	all := make([]scenario.Run, 0, len(runs)*(*repeat))
+	for range *repeat {
 		all = append(all, runs...)
 	}
 	fmt.Fprintf(e.stderr, "candec bench: profile %s, %d runs, about %v\n", *profile, len(all), scenario.Estimate(all, 1).Round(1e9))
@@ -103,20 +113,63 @@ func runBench(ctx context.Context, e env, args []string) error {
 	return err
 }
 
+// maxRepeat bounds --repeat: 100 passes of the mix profile are half a
+// day, and the plan is built in memory before the first run.
+const maxRepeat = 100
+
+// checkBenchFlags rejects the numeric flags of bench whose out-of-range
+// values would otherwise quietly become the defaults (0 and negative
+// durations mean "the scenarios file's" to scenario.Plan) or be ignored.
+func checkBenchFlags(fs *flag.FlagSet, repeat int, duration, warmup time.Duration, brokerPID int, broker string) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case repeat < 1 || repeat > maxRepeat:
+		return badFlag("bench", "repeat", fmt.Sprint(repeat), fmt.Sprintf("must be 1 to %d", maxRepeat))
+	case set["duration"] && duration <= 0:
+		return badFlag("bench", "duration", duration.String(), "must be > 0, such as 20s (leave it out for the scenarios file's)")
+	case set["warmup"] && warmup <= 0:
+		return badFlag("bench", "warmup", warmup.String(), "must be > 0, such as 3s (leave it out for the scenarios file's)")
+	case set["broker-pid"] && brokerPID <= 0:
+		return badFlag("bench", "broker-pid", fmt.Sprint(brokerPID), "must be a process ID > 0")
+	case brokerPID > 0 && broker == "":
+		return badFlag("bench", "broker-pid", fmt.Sprint(brokerPID), "needs --broker: without it the bench measures the mosquitto it starts")
+	}
+	return nil
+}
+
+// summaryProfile is the profile bench summary takes by default: the
+// committed baseline is the mix profile's, and a smoke or stress run in
+// the same results file must not move it.
+const summaryProfile = "mix"
+
+// writeMarkdown writes the baseline; tests replace it to make it fail.
+var writeMarkdown = report.WriteMarkdown
+
 func runBenchSummary(e env, args []string) error {
 	fs := newFlags(e, "bench summary", "[flags]")
 	file := fs.String("scenarios", "benchmarks/scenarios.yaml", "scenarios `FILE` (row order and the report's figures)")
-	profile := fs.String("profile", "", "summarise only runs of this profile (default: every run)")
+	profile := fs.String("profile", summaryProfile, "summarise only the runs of this `PROFILE` (as bench --profile named it); runs of other profiles in the same files are left out")
 	results := fs.String("results", "", "results `DIR` (default: results/ beside the scenarios file)")
 	host := fs.String("host", "", "host whose results to summarise (default $"+hostEnv+" or the machine's name)")
-	out := fs.String("o", "", "output `FILE` (default: <results>/baseline-<host>.md; - for standard output)")
-	last := fs.Int("last", report.DefaultLastRuns, "median over the last `N` runs of each scenario")
+	out := fs.String("o", "", "output `FILE`, replaced only once written in full (default: <results>/baseline-<host>.md; - for standard output)")
+	last := fs.Int("last", report.DefaultLastRuns, "median over the last `N` runs of each scenario (at least 1)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return &exitError{2, fmt.Errorf("bench summary: unexpected argument %q", fs.Arg(0))}
+	}
+	if *last < 1 {
+		return badFlag("bench summary", "last", fmt.Sprint(*last), "must be at least 1")
+	}
+	if *profile == "" {
+		return badFlag("bench summary", "profile", `""`, "must name a profile, such as "+summaryProfile)
+	}
+	h, err := checkHost("bench summary", hostName(*host))
+	if err != nil {
+		return err
 	}
 	f, err := scenario.LoadFile(*file)
 	if err != nil {
@@ -126,22 +179,18 @@ func runBenchSummary(e env, args []string) error {
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(*file), "results")
 	}
-	h := hostName(*host)
-	rs, err := report.ReadDir(dir, h)
+	inputs, err := report.Files(dir, h)
 	if err != nil {
 		return err
 	}
-	if *profile != "" {
-		kept := rs[:0]
-		for _, r := range rs {
-			if r.Profile == *profile {
-				kept = append(kept, r)
-			}
-		}
-		if len(kept) == 0 {
-			return fmt.Errorf("bench summary: no runs of profile %s for host %s in %s", *profile, h, dir)
-		}
-		rs = kept
+	all, err := report.ReadDir(dir, h)
+	if err != nil {
+		return err
+	}
+	rs := report.OfProfile(all, *profile)
+	if len(rs) == 0 {
+		return fmt.Errorf("bench summary: no runs of profile %s for host %s in %s (it has runs of: %s; choose with --profile)",
+			*profile, h, dir, strings.Join(report.Profiles(all), ", "))
 	}
 	var order []string
 	refs := map[string]*scenario.Reference{}
@@ -152,30 +201,58 @@ func runBenchSummary(e env, args []string) error {
 		}
 	}
 	s := report.Summarize(rs, order, *last)
-	meta := report.Meta{Source: filepath.ToSlash(filepath.Join(dir, h+"-*.jsonl")), References: refs, Generated: s.To}
-	if *out == "-" {
-		return report.WriteMarkdown(e.stdout, s, meta)
+	meta := report.Meta{
+		Source:     filepath.ToSlash(filepath.Join(dir, h+"-*.jsonl")),
+		Profile:    *profile,
+		Command:    summaryCommand(fs, *profile, h),
+		References: refs,
+		Generated:  s.To,
 	}
 	path := *out
 	if path == "" {
 		path = filepath.Join(dir, "baseline-"+h+".md")
 	}
-	w, err := os.Create(path)
+	w, err := outfile.Create(path, e.stdout, append(inputs, *file)...)
 	if err != nil {
+		if errors.Is(err, outfile.ErrSameFile) {
+			return &exitError{2, fmt.Errorf("bench summary: %w", err)}
+		}
 		return fmt.Errorf("bench summary: %w", err)
 	}
-	if err := report.WriteMarkdown(w, s, meta); err != nil {
-		w.Close()
-		return err
+	defer w.Abort()
+	if err := writeMarkdown(w, s, meta); err != nil {
+		return fmt.Errorf("bench summary: write %s: %w", path, err)
 	}
-	if err := w.Close(); err != nil {
-		return err
+	if err := w.Commit(); err != nil {
+		return fmt.Errorf("bench summary: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "wrote %s (%d scenarios)\n", path, len(s.Rows))
+	if w.Name() != "-" {
+		fmt.Fprintf(e.stderr, "wrote %s (%d scenarios of profile %s)\n", path, len(s.Rows), *profile)
+	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(e.stderr, "warning:", w)
 	}
 	return nil
+}
+
+// summaryCommand is the command line that writes the same summary again:
+// the profile and host always, other flags as given, -o never.
+func summaryCommand(fs *flag.FlagSet, profile, host string) string {
+	parts := []string{"candec bench summary", "--profile " + profile, "--host " + host}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "profile", "host", "o":
+		default:
+			parts = append(parts, "--"+f.Name+" "+f.Value.String())
+		}
+	})
+	return strings.Join(parts, " ")
+}
+
+// badFlag is the error of a flag value out of its range: exit status 2,
+// naming the command, the flag, the value and what is allowed.
+func badFlag(cmd, name, value, allowed string) error {
+	return &exitError{2, fmt.Errorf("%s: --%s %s: %s", cmd, name, value, allowed)}
 }
 
 // hostName returns the host name for result files: flag, then
@@ -193,6 +270,22 @@ func hostName(flagValue string) string {
 	}
 	h, _, _ = strings.Cut(h, ".")
 	return h
+}
+
+// checkHost returns h when it can name results files: the host is part of
+// a file name in the results directory and of the pattern that finds them,
+// so a path separator or a glob character would write or read elsewhere.
+func checkHost(cmd, h string) (string, error) {
+	ok := h != "" && h[0] != '.' && h[0] != '-'
+	for _, c := range h {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			ok = false
+		}
+	}
+	if !ok {
+		return "", &exitError{2, fmt.Errorf("%s: host %q: must be letters, digits, '-', '_' and '.', not starting with '.' or '-' (--host or $%s)", cmd, h, hostEnv)}
+	}
+	return h, nil
 }
 
 // candecVersion returns the module version and VCS revision the binary

@@ -54,7 +54,11 @@ func exercise(t *testing.T, b *Broker) {
 	pub.PublishRetained(t, "t/x", []byte("1"), "text/plain")
 	sub := Connect(t, b.URL)
 	sub.Subscribe("t/#")
-	got := sub.WaitFor("retained t/x", func(m []Message) bool { return len(m) == 1 })[0]
+	// The first message is the retained one. The embedded broker (mochi)
+	// acknowledges a QoS 1 publish before it hands it to the subscribers,
+	// so a subscription made in between also gets the live copy: a
+	// second message here is no failure.
+	got := sub.WaitFor("retained t/x", func(m []Message) bool { return len(m) >= 1 })[0]
 	if string(got.Payload) != "1" || !got.Retain || got.ContentType != "text/plain" {
 		t.Fatalf("got %q retain=%v content type %q; want \"1\" retained text/plain", got.Payload, got.Retain, got.ContentType)
 	}
