@@ -49,6 +49,18 @@ func (k Kind) String() string {
 // MarshalText writes the kind's name.
 func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
+// UnmarshalText reads a kind's name, so that a summary written as JSON
+// reads back.
+func (k *Kind) UnmarshalText(b []byte) error {
+	for _, c := range []Kind{Text, Envelope, Window, Raw} {
+		if c.String() == string(b) {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("watch: unknown kind %q", b)
+}
+
 // Config configures a Monitor.
 type Config struct {
 	// StaleAfter flags a topic whose last message is older; default
