@@ -128,8 +128,10 @@ func TestSubscriberGivesUp(t *testing.T) {
 	disconnect(cm, time.Second)
 	<-cm.Done()
 	data, _ := os.ReadFile(b.LogFile())
-	if n := strings.Count(string(data), "New client connected"); n != maxSubscribeDrops {
-		t.Errorf("mosquitto saw %d connections, want %d", n, maxSubscribeDrops)
+	// One more connection may have begun before the watch stopped its
+	// client; before, there were thousands a second.
+	if n := strings.Count(string(data), "New client connected"); n < maxSubscribeDrops || n > maxSubscribeDrops+1 {
+		t.Errorf("mosquitto saw %d connections, want %d or %d", n, maxSubscribeDrops, maxSubscribeDrops+1)
 	}
 }
 
