@@ -62,9 +62,10 @@ var (
 
 // Topics are the topics a demo uses under a prefix P: P/can/raw,
 // P/vehicle/{signal} and P/decoder/status, as the service's defaults are
-// under "yukart".
+// under "yukart"; and P/demo/probe/<client id>, on which the demo checks
+// that it has read the retained status.
 type Topics struct {
-	Raw, SignalPrefix, Template, Status string
+	Raw, SignalPrefix, Template, Status, Probe string
 }
 
 // TopicsFor returns the topics under prefix.
@@ -74,6 +75,7 @@ func TopicsFor(prefix string) Topics {
 		SignalPrefix: prefix + "/vehicle/",
 		Template:     prefix + "/vehicle/{signal}",
 		Status:       prefix + "/decoder/status",
+		Probe:        prefix + "/demo/probe/",
 	}
 }
 
@@ -168,7 +170,7 @@ func Run(ctx context.Context, o Options) error {
 	if url != "" {
 		// Reach the broker and look at the status topic before anything
 		// runs, and before Duration starts.
-		if err := check(ctx, url, clientID+"-check", topics.Status, o.ConnectTimeout, o.Force); err != nil {
+		if err := check(ctx, url, clientID+"-check", topics, o.ConnectTimeout, o.Force); err != nil {
 			return err
 		}
 	}
@@ -334,14 +336,14 @@ func connect(ctx context.Context, url, id string, timeout time.Duration, onUp fu
 }
 
 // check connects to the broker and reads the retained status on
-// statusTopic. A decoder that says "online" there is an error unless
+// topics.Status. A decoder that says "online" there is an error unless
 // force: the demo would feed it frames and take over its topics.
-func check(ctx context.Context, url, id, statusTopic string, timeout time.Duration, force bool) error {
+func check(ctx context.Context, url, id string, topics Topics, timeout time.Duration, force bool) error {
 	var (
 		mu     sync.Mutex
 		status string
 	)
-	probe := "candec-demo-probe/" + id
+	statusTopic, probe := topics.Status, topics.Probe+id
 	probed := make(chan struct{})
 	var once sync.Once
 	cm, err := connect(ctx, url, id, timeout, nil, func(p *paho.Publish) {

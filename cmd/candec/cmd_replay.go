@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +55,10 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	if err := firstError(checks...); err != nil {
 		return err
 	}
+	if *topic == "" || strings.ContainsAny(*topic, "+#\x00") {
+		// A broker drops a client that publishes on such a topic.
+		return &exitError{2, fmt.Errorf("replay: --topic %q must be a topic name: not empty, without + # or NUL", *topic)}
+	}
 	name := fs.Arg(0)
 	if name == "-" && *loop {
 		return &exitError{2, errors.New("replay: --loop needs a file: standard input cannot be read twice")}
@@ -88,7 +93,19 @@ func runReplay(ctx context.Context, e env, args []string) error {
 		disconnect(cm, time.Second)
 		return fmt.Errorf("replay: %w", err)
 	}
-	pub := mqttclient.NewPublisher(cm, *topic, 0, false, "")
+	mp := mqttclient.NewPublisher(cm, *topic, 0, false, "")
+	// Say at once when publishing starts failing (the broker went away),
+	// rather than only in the summary at the end of a long or looping
+	// replay.
+	failing := false
+	pub := replay.PublisherFunc(func(ctx context.Context, batch []byte) error {
+		err := mp.Publish(ctx, batch)
+		if err != nil && !failing && !*asJSON {
+			fmt.Fprintf(e.stderr, "replay: publishing to %s fails: %v (the replay goes on, counting the lost frames)\n", *broker, err)
+		}
+		failing = err != nil
+		return err
+	})
 	start := time.Now()
 	st, runErr := replay.Run(ctx, open, pub, replay.Options{
 		Speed: *speed, Window: *window, PerFrame: *perFrame, Loop: *loop, Flood: *flood,

@@ -53,6 +53,7 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"--window", "0", good}, "--window must be between 100µs and 10s, got 0s", 2},
 		{[]string{"--window", "-1ms", good}, "--window must be between 100µs and 10s, got -1ms", 2},
 		{[]string{"--connect-timeout", "0", good}, "--connect-timeout must be between 1ms and 5m0s, got 0s", 2},
+		{[]string{"--topic", "yukart/can/#", good}, `replay: --topic "yukart/can/#" must be a topic name`, 2},
 		{[]string{missing}, "replay: open " + missing + ": no such file or directory", 1},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
@@ -120,8 +121,8 @@ func TestReplayBrokerKilled(t *testing.T) {
 	if err == nil || exitCode(err) == 0 || !strings.Contains(err.Error(), "batches failed to publish to "+b.URL) {
 		t.Fatalf("got %v, want a non-zero exit counting the failed publishes\n%s", err, stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "failed publishes (") {
-		t.Errorf("summary %q lacks the failed publishes", stderr.String())
+	if !strings.Contains(stderr.String(), "replay: publishing to "+b.URL+" fails:") || !strings.Contains(stderr.String(), "failed publishes (") {
+		t.Errorf("output %q lacks the notice when publishing began failing, or the failed publishes in the summary", stderr.String())
 	}
 }
 
