@@ -24,9 +24,9 @@
 // window and raw topics only: a text topic such as the decoder's status
 // is not sent periodically.
 //
-// WriteTableFit fits the live table to a terminal: rows cut to its
-// width, the header kept, and "… N more topics" when they do not fit its
-// height. ValidateFilter checks a topic filter before a broker sees it.
+// WriteTableFit fits the live table to a terminal: topics shortened from
+// the left and rows cut to its width, the header kept, and "… N more
+// topics" when they do not fit its height. ValidateFilter checks a topic filter before a broker sees it.
 //
 // Time is passed in: Observe takes the arrival time and Snapshot the
 // time of the view, so the Monitor is tested without sleeping.

@@ -34,6 +34,26 @@ func WriteTableFit(w io.Writer, stats []TopicStats, width, rows int) error {
 	if err := writeTable(&buf, stats); err != nil {
 		return err
 	}
+	if excess := maxWidth(buf.String()) - width; width > 0 && excess > 0 {
+		// Too wide: shorten the topics from the left first, since
+		// their ends tell them apart ("…vehicle/BMS_Cell01"), so that
+		// the columns after them stay on the screen.
+		topicWidth := 0
+		for i := range stats {
+			topicWidth = max(topicWidth, utf8.RuneCountInString(stats[i].Topic))
+		}
+		if keep := max(topicWidth-excess, minTopicWidth); keep < topicWidth {
+			short := make([]TopicStats, len(stats))
+			for i := range stats {
+				short[i] = stats[i]
+				short[i].Topic = truncateLeft(stats[i].Topic, keep)
+			}
+			buf.Reset()
+			if err := writeTable(&buf, short); err != nil {
+				return err
+			}
+		}
+	}
 	lines := strings.SplitAfter(buf.String(), "\n")
 	var out strings.Builder
 	for i, l := range lines {
@@ -49,6 +69,36 @@ func WriteTableFit(w io.Writer, stats []TopicStats, width, rows int) error {
 	}
 	_, err := io.WriteString(w, out.String())
 	return err
+}
+
+// minTopicWidth is the narrowest the topic column is made to fit a
+// terminal.
+const minTopicWidth = 16
+
+// maxWidth returns the width of the widest line of s.
+func maxWidth(s string) int {
+	w := 0
+	for _, l := range strings.Split(s, "\n") {
+		w = max(w, utf8.RuneCountInString(l))
+	}
+	return w
+}
+
+// truncateLeft cuts s to at most width characters from its start,
+// beginning with "…" when cut.
+func truncateLeft(s string, width int) string {
+	n := utf8.RuneCountInString(s)
+	if n <= width {
+		return s
+	}
+	skip := n - width + 1
+	for i := range s {
+		if skip == 0 {
+			return "…" + s[i:]
+		}
+		skip--
+	}
+	return "…"
 }
 
 // Truncate cuts s to at most width characters, ending in "…" when cut; a
@@ -69,7 +119,9 @@ func Truncate(s string, width int) string {
 
 func writeTable(w io.Writer, stats []TopicStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "topic\trate/s\tlast\tage\tlost\tlatency ms (last/max)\tflags")
+	// The flags before the latency, which is the widest column: a
+	// narrow terminal cuts the latency first.
+	fmt.Fprintln(tw, "topic\trate/s\tlast\tage\tlost\tflags\tlatency ms (last/max)")
 	for i := range stats {
 		t := &stats[i]
 		lat := "—"
@@ -80,7 +132,7 @@ func writeTable(w io.Writer, stats []TopicStats) error {
 		if t.Restarts > 0 {
 			lost += fmt.Sprintf(" (%d restarts)", t.Restarts)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", t.Topic, t.Rate, t.Last, FormatAge(t.Age), lost, lat, flags(t))
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", t.Topic, t.Rate, t.Last, FormatAge(t.Age), lost, flags(t), lat)
 	}
 	return tw.Flush()
 }

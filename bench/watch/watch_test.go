@@ -280,6 +280,9 @@ func TestWriteTableFit(t *testing.T) {
 				t.Errorf("%dx%d: line %d is %d wide, want at most %d: %q", tt.width, tt.rows, i, n, tt.width, l)
 			}
 		}
+		if tt.width == 80 && !strings.Contains(lines[1], "…signal_name_100  ") {
+			t.Errorf("%dx%d: first row %q, want the topic shortened from the left", tt.width, tt.rows, lines[1])
+		}
 		if last := lines[len(lines)-1]; tt.wantMore != "" && !strings.HasPrefix(last, tt.wantMore) {
 			t.Errorf("%dx%d: last line %q, want it to start with %q", tt.width, tt.rows, last, tt.wantMore)
 		}

@@ -31,7 +31,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	clientID := fs.String("client-id", fmt.Sprintf("candec-replay-%d", os.Getpid()), "MQTT client id")
 	speed := fs.Float64("speed", 1, fmt.Sprintf("play `N` times faster than the capture, %g to %g (5: the report's full bus; ignored with --flood)", float64(replay.MinSpeed), float64(replay.MaxSpeed)))
 	flood := fs.Bool("flood", false, "send as fast as the broker takes it, ignoring the capture's timing")
-	window := fs.Duration("window", replay.DefaultWindow, fmt.Sprintf("batching window, %v to %v", replay.MinWindow, replay.MaxWindow))
+	window := fs.Duration("window", replay.DefaultWindow, fmt.Sprintf("batching window `D`, %v to %v", replay.MinWindow, replay.MaxWindow))
 	perFrame := fs.Bool("per-frame", false, "one message per frame instead of batches")
 	loop := fs.Bool("loop", false, "start the capture again when it ends (until Ctrl-C)")
 	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines instead of stopping")
