@@ -63,18 +63,36 @@ func (b *Board) Online() <-chan struct{} { return b.online }
 // Offline is closed when the decoder has said "offline".
 func (b *Board) Offline() <-chan struct{} { return b.offline }
 
-// Observe records a message received at now.
+// Observe records a live message received at now.
 func (b *Board) Observe(topic string, payload []byte, now time.Time) {
+	b.observe(topic, payload, false, now)
+}
+
+// ObserveRetained records a retained message, delivered on subscription:
+// a value or a status left by an earlier run. An earlier run's "online"
+// or "offline" does not say this run's decoder is up or down.
+func (b *Board) ObserveRetained(topic string, payload []byte, now time.Time) {
+	b.observe(topic, payload, true, now)
+}
+
+func (b *Board) observe(topic string, payload []byte, retained bool, now time.Time) {
 	if topic == b.status {
 		b.mu.Lock()
 		b.state = string(payload)
 		b.mu.Unlock()
+		if retained {
+			return
+		}
 		switch string(payload) {
 		case "online":
 			b.once.Do(func() { close(b.online) })
 		case "offline":
 			b.offOnce.Do(func() { close(b.offline) })
 		}
+		return
+	}
+	if retained {
+		b.mon.ObserveRetained(topic, payload, now)
 		return
 	}
 	b.mon.Observe(topic, payload, now)

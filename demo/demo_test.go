@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/mosquitto"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -107,5 +108,118 @@ func TestDemoRealBroker(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "to "+b.URL+" (a real broker)") || !strings.Contains(out.String(), "decoder offline") {
 		t.Fatalf("output:\n%s\nwant the header naming %s and the decoder offline at the end", out.String(), b.URL)
+	}
+}
+
+// TestDemoOwnPrefix: on a broker where a decoder serves the car, the demo
+// keeps to its own topics: the production status stays "online" and
+// nothing else appears under yukart/, while the demo's signals and status
+// appear under candec-demo/.
+func TestDemoOwnPrefix(t *testing.T) {
+	b := brokertest.Start(t)
+	real := brokertest.Connect(t, b.URL)
+	real.PublishQoS1("yukart/decoder/status", []byte("online"), true)
+	prod := brokertest.Connect(t, b.URL)
+	prod.Subscribe("yukart/#")
+	prod.WaitFor("the real decoder's retained status", func(m []brokertest.Message) bool { return len(m) == 1 })
+
+	var out bytes.Buffer
+	if err := Run(context.Background(), Options{Out: &out, Duration: 2 * time.Second, Broker: b.URL}); err != nil {
+		t.Fatalf("demo: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "on candec-demo/can/raw") || !strings.Contains(out.String(), "decoder offline") {
+		t.Errorf("output:\n%s\nwant the header naming candec-demo/can/raw, and the demo's decoder offline at the end", out.String())
+	}
+	// What the demo published under candec-demo/ reached the broker
+	// before Run returned; a fresh subscriber sees it retained.
+	check := brokertest.Connect(t, b.URL)
+	check.Subscribe("candec-demo/#", "yukart/#")
+	msgs := check.WaitFor("the demo's retained status and signals", func(m []brokertest.Message) bool {
+		l := brokertest.Latest(m)
+		_, prodStatus := l["yukart/decoder/status"]
+		return string(l["candec-demo/decoder/status"].Payload) == "offline" && len(l) > 100 && prodStatus
+	})
+	if got := string(brokertest.Latest(msgs)["yukart/decoder/status"].Payload); got != "online" {
+		t.Errorf("yukart/decoder/status: got %q, want the real decoder's \"online\" untouched", got)
+	}
+	if got := prod.Messages(); len(got) != 1 {
+		t.Errorf("got %d messages under yukart/ during the demo, want only the real decoder's status; the second: %s %q", len(got), got[min(1, len(got)-1)].Topic, got[min(1, len(got)-1)].Payload)
+	}
+}
+
+// TestDemoRefusesOnlineDecoder: a decoder online on the demo's prefix
+// makes the demo refuse at once, before it publishes anything, unless
+// forced.
+func TestDemoRefusesOnlineDecoder(t *testing.T) {
+	b := brokertest.Start(t)
+	other := brokertest.Connect(t, b.URL)
+	other.PublishQoS1("candec-demo/decoder/status", []byte("online"), true)
+	other.PublishQoS1("mine/decoder/status", []byte("online"), true)
+	watch := brokertest.Connect(t, b.URL)
+	watch.Subscribe("candec-demo/can/raw", "yukart/#", "mine/can/raw")
+
+	tests := []struct {
+		name string
+		o    Options
+	}{
+		{"default prefix", Options{}},
+		{"production prefix", Options{Prefix: "mine"}},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		tt.o.Broker, tt.o.Out, tt.o.Duration = b.URL, &out, 2*time.Second
+		start := time.Now()
+		err := Run(context.Background(), tt.o)
+		if !errors.Is(err, ErrDecoderOnline) || !strings.Contains(err.Error(), "--force") {
+			t.Errorf("%s: got %v, want ErrDecoderOnline suggesting --force", tt.name, err)
+		}
+		if d := time.Since(start); d > time.Second {
+			t.Errorf("%s: refused after %v, want at once", tt.name, d)
+		}
+	}
+	if n := watch.Len(); n != 0 {
+		t.Errorf("got %d messages on the raw and production topics, want none", n)
+	}
+
+	var out bytes.Buffer
+	if err := Run(context.Background(), Options{Broker: b.URL, Out: &out, Duration: time.Second, Force: true}); err != nil {
+		t.Fatalf("forced: %v", err)
+	}
+	if watch.Len() == 0 {
+		t.Error("forced: no raw batches on candec-demo/can/raw, want the demo to run")
+	}
+}
+
+// TestDemoUnreachable: no broker listening is an error naming the URL,
+// within the connect timeout, not a demo of "decoder not yet online".
+func TestDemoUnreachable(t *testing.T) {
+	port, err := mosquitto.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "mqtt://127.0.0.1:" + strconv.Itoa(port)
+	var out bytes.Buffer
+	start := time.Now()
+	err = Run(context.Background(), Options{Broker: url, Out: &out, Duration: 5 * time.Second, ConnectTimeout: 500 * time.Millisecond})
+	if err == nil || !strings.Contains(err.Error(), url) || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("got %v, want an error naming %s and the refused connection", err, url)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v, want about the 500ms connect timeout", d)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q, want nothing", out.String())
+	}
+}
+
+func TestOptionsRange(t *testing.T) {
+	for _, o := range []Options{
+		{Speed: -1}, {Speed: 1e-300}, {Speed: 5000}, {Duration: -time.Second},
+		{Prefix: "a/+"}, {Prefix: "a/"}, {Prefix: "/a"}, {Prefix: "#"},
+	} {
+		o.Out = new(bytes.Buffer)
+		if err := Run(context.Background(), o); !errors.Is(err, ErrOptions) {
+			t.Errorf("%+v: got %v, want ErrOptions", o, err)
+		}
 	}
 }

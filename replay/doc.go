@@ -22,8 +22,16 @@
 // across loops, like a bridge that keeps running. A loop starts the
 // capture again one mean frame gap after its last frame.
 //
-// Frames the wire format cannot carry (CAN FD) are skipped and counted.
-// A publish that fails is counted and its frames are lost, as in a
-// bridge whose broker went away; the seq moves on, so subscribers count
-// the loss.
+// Frames the wire format cannot carry are skipped and counted by reason
+// (Stats.SkippedBy): CAN FD frames (SkipFD: wire format v1 carries
+// classic CAN only), other frames it cannot encode (SkipUnencodable), and
+// the malformed lines a source skipped (SkipMalformed, with
+// capture.Options.SkipInvalid). A publish that fails is counted with its
+// frames, which are lost, as in a bridge whose broker went away; the seq
+// moves on, so subscribers count the loss. `candec replay` exits
+// non-zero when any publish failed.
+//
+// Speed is limited to MinSpeed..MaxSpeed and Window to
+// MinWindow..MaxWindow; Run refuses others (ErrOptions) rather than let
+// the due-time arithmetic overflow.
 package replay

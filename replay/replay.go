@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/yukart/candec/frame"
@@ -13,6 +14,34 @@ import (
 
 // DefaultWindow is the batching window, the bridge's.
 const DefaultWindow = 10 * time.Millisecond
+
+// The speeds a replay plays at. Below MinSpeed a capture of seconds takes
+// days; above MaxSpeed the timing is finer than the clock can keep, and
+// Flood says that better. Outside them the arithmetic of due times
+// overflows (a speed of 1e-300 put every frame at once).
+const (
+	MinSpeed = 0.001
+	MaxSpeed = 1000
+)
+
+// The window's bounds: a batch per 100 µs is already one per frame on a
+// busy bus, and a window of seconds is no longer a bridge's batching.
+const (
+	MinWindow = 100 * time.Microsecond
+	MaxWindow = 10 * time.Second
+)
+
+// Reasons a frame or a line is skipped: the keys of Stats.SkippedBy.
+const (
+	// SkipFD: CAN FD frames, which wire format v1 cannot carry.
+	SkipFD = "can_fd"
+	// SkipUnencodable: other frames wire format v1 cannot carry (an ID
+	// wider than its format, a data length over 8).
+	SkipUnencodable = "unencodable"
+	// SkipMalformed: malformed capture lines, skipped by a source that
+	// skips them (capture.Options.SkipInvalid).
+	SkipMalformed = "malformed_line"
+)
 
 // ErrOptions: the options cannot be used.
 var ErrOptions = errors.New("replay: bad options")
@@ -48,11 +77,11 @@ type Clock interface {
 
 // Options choose how a capture is played.
 type Options struct {
-	// Speed plays the capture that many times faster; 0 means 1, the
-	// capture's own timing.
+	// Speed plays the capture that many times faster, from MinSpeed to
+	// MaxSpeed; 0 means 1, the capture's own timing. Ignored with Flood.
 	Speed float64
-	// Window is the batching window; 0 means DefaultWindow. Ignored with
-	// PerFrame.
+	// Window is the batching window, from MinWindow to MaxWindow; 0
+	// means DefaultWindow. Ignored with PerFrame.
 	Window time.Duration
 	// PerFrame sends every frame in a batch of its own.
 	PerFrame bool
@@ -72,10 +101,14 @@ type Stats struct {
 	// Frames and Batches sent (published or failed).
 	Frames  uint64 `json:"frames"`
 	Batches uint64 `json:"batches"`
-	// Failed counts batches the publisher refused; their frames are lost.
-	Failed uint64 `json:"failed"`
-	// Skipped counts frames the wire format cannot carry.
-	Skipped uint64 `json:"skipped"`
+	// Failed counts batches the publisher refused; FailedFrames the
+	// frames in them, which are lost.
+	Failed       uint64 `json:"failed"`
+	FailedFrames uint64 `json:"failed_frames"`
+	// Skipped counts frames the wire format cannot carry and malformed
+	// lines the source skipped; SkippedBy counts them by reason (Skip…).
+	Skipped   uint64            `json:"skipped"`
+	SkippedBy map[string]uint64 `json:"skipped_by,omitempty"`
 	// Loops counts completed passes over the capture.
 	Loops uint64 `json:"loops"`
 	// NextSeq is the seq the next frame would have had.
@@ -96,10 +129,10 @@ func Run(ctx context.Context, open Opener, pub Publisher, opts Options) (Stats, 
 		opts.Window = DefaultWindow
 	}
 	switch {
-	case opts.Speed < 0 || opts.Speed != opts.Speed:
-		return Stats{}, fmt.Errorf("%w: speed %v must be positive", ErrOptions, opts.Speed)
-	case opts.Window < 0:
-		return Stats{}, fmt.Errorf("%w: window %v must be positive", ErrOptions, opts.Window)
+	case !opts.Flood && !(opts.Speed >= MinSpeed && opts.Speed <= MaxSpeed):
+		return Stats{}, fmt.Errorf("%w: speed %g is outside %g to %g", ErrOptions, opts.Speed, float64(MinSpeed), float64(MaxSpeed))
+	case !opts.PerFrame && (opts.Window < MinWindow || opts.Window > MaxWindow):
+		return Stats{}, fmt.Errorf("%w: window %v is outside %v to %v", ErrOptions, opts.Window, MinWindow, MaxWindow)
 	}
 	if opts.Clock == nil {
 		opts.Clock = newWallClock()
@@ -141,6 +174,9 @@ func (r *player) run(ctx context.Context, open Opener) error {
 			return fmt.Errorf("replay: open capture: %w", err)
 		}
 		n, last, err := r.pass(ctx, src, first)
+		if sk, ok := src.(interface{ Skipped() int }); ok && sk.Skipped() > 0 {
+			r.skip(SkipMalformed, uint64(sk.Skipped()))
+		}
 		if c, ok := src.(io.Closer); ok {
 			c.Close()
 		}
@@ -248,7 +284,11 @@ func (r *player) add(ctx context.Context, f *frame.Frame) error {
 			r.flush(ctx)
 			return r.add(ctx, f)
 		}
-		r.stats.Skipped++
+		reason := SkipUnencodable
+		if errors.Is(err, rawbatch.ErrFD) {
+			reason = SkipFD
+		}
+		r.skip(reason, 1)
 		return nil
 	}
 	r.stats.Frames++
@@ -258,15 +298,44 @@ func (r *player) add(ctx context.Context, f *frame.Frame) error {
 	return nil
 }
 
+// skip counts n frames or lines skipped for reason.
+func (r *player) skip(reason string, n uint64) {
+	if r.stats.SkippedBy == nil {
+		r.stats.SkippedBy = map[string]uint64{}
+	}
+	r.stats.SkippedBy[reason] += n
+	r.stats.Skipped += n
+}
+
+// DescribeSkips says what was skipped and why, for a person: "2 CAN FD
+// frames (wire format v1 carries classic CAN only), 1 malformed line".
+func DescribeSkips(by map[string]uint64) string {
+	var parts []string
+	add := func(n uint64, one, many, why string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one+why)
+		case n > 1:
+			parts = append(parts, fmt.Sprintf("%d %s%s", n, many, why))
+		}
+	}
+	add(by[SkipFD], "CAN FD frame", "CAN FD frames", " (wire format v1 carries classic CAN only)")
+	add(by[SkipUnencodable], "frame", "frames", " wire format v1 cannot carry (ID too wide or data over 8 bytes)")
+	add(by[SkipMalformed], "malformed line", "malformed lines", "")
+	return strings.Join(parts, ", ")
+}
+
 // flush sends the open batch, if any.
 func (r *player) flush(ctx context.Context) {
-	if r.enc.Len() == 0 {
+	n := r.enc.Len()
+	if n == 0 {
 		return
 	}
 	r.buf = r.enc.Flush(r.buf[:0])
 	r.stats.Batches++
 	if err := r.pub.Publish(ctx, r.buf); err != nil {
 		r.stats.Failed++
+		r.stats.FailedFrames += uint64(n)
 		r.stats.LastError = err.Error()
 		if r.opts.Flood {
 			// A broker that refuses everything must not turn a flood

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -178,8 +179,65 @@ func TestSkipsAndFailures(t *testing.T) {
 	text := "(1000.000000) can0 123##1001122334455667788\n" + capLog(1, 2)
 	rec := &recorder{clock: &fakeClock{}, fail: true}
 	st := play(t, text, Options{PerFrame: true}, rec)
-	if st.Skipped != 1 || st.Frames != 2 || st.Failed != 2 || st.LastError != "broker away" || st.NextSeq != 2 {
+	if st.Skipped != 1 || st.SkippedBy[SkipFD] != 1 || st.Frames != 2 || st.Failed != 2 || st.FailedFrames != 2 || st.LastError != "broker away" || st.NextSeq != 2 {
 		t.Fatalf("stats %+v; want 1 skipped (CAN FD), 2 frames in 2 failed batches, next seq 2", st)
+	}
+}
+
+// TestSkipReasons: what is skipped is counted by reason, malformed lines
+// (a source that skips them) included.
+func TestSkipReasons(t *testing.T) {
+	text := "(1000.000000) can0 123##1001122334455667788\n" +
+		"not a frame\n" +
+		"(1000.001000) can0 124##0\n" +
+		capLog(1, 2)
+	open := func() (Source, error) {
+		return capture.NewReader(strings.NewReader(text), capture.Options{SkipInvalid: true}), nil
+	}
+	rec := &recorder{clock: &fakeClock{}}
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	rec.clock, rec.start = clock, clock.now
+	st, err := Run(context.Background(), open, rec, Options{PerFrame: true, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]uint64{SkipFD: 2, SkipMalformed: 1}
+	if st.Skipped != 3 || !reflect.DeepEqual(st.SkippedBy, want) || st.Frames != 2 {
+		t.Fatalf("got %d skipped by %v, %d frames; want 3 by %v, 2 frames", st.Skipped, st.SkippedBy, st.Frames, want)
+	}
+	if got, want := DescribeSkips(st.SkippedBy), "2 CAN FD frames (wire format v1 carries classic CAN only), 1 malformed line"; got != want {
+		t.Errorf("DescribeSkips: got %q, want %q", got, want)
+	}
+}
+
+// TestSpeedRange: speeds outside MinSpeed..MaxSpeed are refused, not
+// turned into an overflow that sends everything at once.
+func TestSpeedRange(t *testing.T) {
+	pub := PublisherFunc(func(context.Context, []byte) error { return nil })
+	for _, tc := range []struct {
+		opts Options
+		ok   bool
+	}{
+		{Options{Speed: 1e-300}, false},
+		{Options{Speed: 0.0005}, false},
+		{Options{Speed: 1001}, false},
+		{Options{Speed: math.Inf(1)}, false},
+		{Options{Speed: math.NaN()}, false},
+		{Options{Speed: -1}, false},
+		{Options{Speed: 0.001}, true},
+		{Options{Speed: 1000}, true},
+		{Options{Speed: 1e-300, Flood: true}, true},
+		{Options{Window: time.Microsecond}, false},
+		{Options{Window: time.Minute}, false},
+		{Options{Window: -time.Millisecond}, false},
+		{Options{Window: -time.Millisecond, PerFrame: true}, true},
+	} {
+		tc.opts.Clock = &fakeClock{}
+		_, err := Run(context.Background(), opener(capLog(0, 5)), pub, tc.opts)
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ErrOptions)) {
+			t.Errorf("speed %g, window %v, flood %v, per frame %v: got %v, want ok %v",
+				tc.opts.Speed, tc.opts.Window, tc.opts.Flood, tc.opts.PerFrame, err, tc.ok)
+		}
 	}
 }
 

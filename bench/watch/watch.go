@@ -2,8 +2,10 @@ package watch
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,6 +49,18 @@ func (k Kind) String() string {
 // MarshalText writes the kind's name.
 func (k Kind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
 
+// UnmarshalText reads a kind's name, so that a summary written as JSON
+// reads back.
+func (k *Kind) UnmarshalText(b []byte) error {
+	for _, c := range []Kind{Text, Envelope, Window, Raw} {
+		if c.String() == string(b) {
+			*k = c
+			return nil
+		}
+	}
+	return fmt.Errorf("watch: unknown kind %q", b)
+}
+
 // Config configures a Monitor.
 type Config struct {
 	// StaleAfter flags a topic whose last message is older; default
@@ -64,8 +78,14 @@ type Monitor struct {
 	topics   map[string]*topic
 	envs     *envelope.Tracker
 	lat      latency.Histogram
-	first    time.Time
-	messages uint64
+	first    time.Time // of the first live message
+	messages uint64    // live messages
+	retained uint64    // retained messages
+	// restarts counts publisher restarts once each: a decoder restart
+	// changes the epoch of every topic, and is one restart, not one per
+	// topic. epochs holds the epochs already counted.
+	restarts uint64
+	epochs   map[uint64]struct{}
 	// scratch for parsing
 	env envelope.Envelope
 	win envelope.Window
@@ -75,10 +95,13 @@ type Monitor struct {
 type topic struct {
 	name        string
 	kind        Kind
-	messages    uint64
+	messages    uint64 // live messages
+	retained    uint64 // retained messages
 	bytes       uint64
 	items       uint64 // envelopes in windows, frames in raw batches
 	lastArrival time.Time
+	lastLive    time.Time // zero until a live message arrives
+	isRetained  bool      // the last message was a retained one
 	last        string
 	flagStale   bool
 	seq         uint64 // the last message's
@@ -100,26 +123,49 @@ func New(cfg Config) *Monitor {
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = DefaultStaleAfter
 	}
-	return &Monitor{cfg: cfg, topics: map[string]*topic{}, envs: envelope.NewTracker()}
+	return &Monitor{cfg: cfg, topics: map[string]*topic{}, envs: envelope.NewTracker(), epochs: map[uint64]struct{}{}}
 }
 
-// Observe records a message on name that arrived at now.
+// Observe records a live message on name that arrived at now.
 func (m *Monitor) Observe(name string, payload []byte, now time.Time) {
+	m.observe(name, payload, false, now)
+}
+
+// ObserveRetained records a retained message: one the broker delivered
+// because the watch subscribed (MQTT v5 sets the retain flag on exactly
+// those), published at some unknown time before. It counts for the
+// topic's value and seq, but not for latency, rate or age: the time since
+// its timestamp says how old the value is, not how slow the path is.
+func (m *Monitor) ObserveRetained(name string, payload []byte, now time.Time) {
+	m.observe(name, payload, true, now)
+}
+
+func (m *Monitor) observe(name string, payload []byte, retained bool, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.messages == 0 {
-		m.first = now
-	}
-	m.messages++
 	t := m.topics[name]
 	if t == nil {
 		t = &topic{name: name, kind: detect(payload), prevAt: now}
 		m.topics[name] = t
 	}
-	t.messages++
+	if retained {
+		m.retained++
+		t.retained++
+	} else {
+		if m.messages == 0 {
+			m.first = now
+		}
+		m.messages++
+		t.messages++
+		t.lastLive = now
+	}
+	t.isRetained = retained
 	t.bytes += uint64(len(payload))
 	t.lastArrival = now
 	ns := now.UnixNano()
+	if retained {
+		ns = noLatency
+	}
 	switch t.kind {
 	case Envelope:
 		if err := envelope.Parse(payload, &m.env); err != nil {
@@ -131,10 +177,11 @@ func (m *Monitor) Observe(name string, payload []byte, now time.Time) {
 		t.lost += o.Lost
 		if o.Restart {
 			t.restarts++
+			m.restart(m.env.Epoch)
 		}
 		t.last = FormatValue(&m.env)
 		t.flagStale = m.env.Stale()
-		m.latency(t, ns-m.env.TS)
+		m.latency(t, ns, m.env.TS)
 	case Window:
 		if err := envelope.ParseWindow(payload, &m.win); err != nil {
 			t.last = "(not a window: " + err.Error() + ")"
@@ -148,11 +195,12 @@ func (m *Monitor) Observe(name string, payload []byte, now time.Time) {
 		t.lost += o.Lost
 		if o.Restart {
 			t.restarts++
+			m.restart(m.win.Epoch)
 		}
 		t.items += uint64(len(m.win.Items))
 		t.last = strconv.Itoa(len(m.win.Items)) + " envelopes"
 		for i := range m.win.Items {
-			m.latency(t, ns-m.win.Items[i].Envelope.TS)
+			m.latency(t, ns, m.win.Items[i].Envelope.TS)
 		}
 	case Raw:
 		b, err := rawbatch.Parse(payload)
@@ -165,12 +213,13 @@ func (m *Monitor) Observe(name string, payload []byte, now time.Time) {
 		t.lost += lost
 		if restarted {
 			t.restarts++
+			m.restarts++ // a raw batch has no epoch: each topic is its own bridge
 		}
 		t.items += uint64(b.Len())
 		t.last = strconv.Itoa(b.Len()) + " frames"
 		for i := range b.Len() {
 			b.Frame(i, &m.f)
-			m.latency(t, ns-m.f.Time)
+			m.latency(t, ns, m.f.Time)
 		}
 	default:
 		s := string(payload)
@@ -181,7 +230,29 @@ func (m *Monitor) Observe(name string, payload []byte, now time.Time) {
 	}
 }
 
-func (m *Monitor) latency(t *topic, d int64) {
+// noLatency marks a message whose latency is not measured.
+const noLatency = math.MinInt64
+
+// restart counts a publisher restart into epoch once, however many
+// topics tell of it. Without an epoch (0) nothing tells two topics'
+// restarts apart, so each counts.
+func (m *Monitor) restart(epoch uint64) {
+	if epoch != 0 {
+		if _, seen := m.epochs[epoch]; seen {
+			return
+		}
+		m.epochs[epoch] = struct{}{}
+	}
+	m.restarts++
+}
+
+// latency records arrival − ts, where now is the arrival time in ns or
+// noLatency.
+func (m *Monitor) latency(t *topic, now, ts int64) {
+	if now == noLatency {
+		return
+	}
+	d := now - ts
 	m.lat.Record(d)
 	t.lastLatency = time.Duration(d)
 	t.maxLatency = max(t.maxLatency, time.Duration(d))
@@ -229,10 +300,15 @@ func FormatValue(e *envelope.Envelope) string {
 type TopicStats struct {
 	Topic string `json:"topic"`
 	Kind  Kind   `json:"kind"`
-	// Messages received, and Items inside them (frames, window
-	// envelopes).
+	// Messages received live, and Items inside all messages (frames,
+	// window envelopes).
 	Messages uint64 `json:"messages"`
 	Items    uint64 `json:"items,omitempty"`
+	// RetainedMessages counts the retained messages the broker delivered
+	// on subscription; Retained is true while the last message is one,
+	// that is, until the topic's publisher sends again.
+	RetainedMessages uint64 `json:"retained_messages,omitempty"`
+	Retained         bool   `json:"retained,omitempty"`
 	// Rate is messages per second since the previous snapshot.
 	Rate float64 `json:"rate"`
 	// Last is the last value, formatted.
@@ -250,7 +326,11 @@ type TopicStats struct {
 	MaxLatency  time.Duration `json:"max_latency_ns,omitempty"`
 	HasLatency  bool          `json:"-"`
 	// Stale is true when the last envelope was flagged stale; Old when
-	// the last message is older than Config.StaleAfter.
+	// the last live message is older than Config.StaleAfter. Old applies
+	// only to envelope, window and raw topics that have had a live
+	// message: a text topic (the decoder's status) is not sent
+	// periodically, and a topic known only from its retained message
+	// shows as Retained instead.
 	Stale bool `json:"stale,omitempty"`
 	Old   bool `json:"old,omitempty"`
 }
@@ -267,11 +347,13 @@ func (m *Monitor) Snapshot(now time.Time) []TopicStats {
 			t.prevMessages, t.prevAt = t.messages, now
 		}
 		age := now.Sub(t.lastArrival)
+		periodic := t.kind != Text && !t.lastLive.IsZero()
 		out = append(out, TopicStats{
 			Topic: t.name, Kind: t.kind, Messages: t.messages, Items: t.items,
+			RetainedMessages: t.retained, Retained: t.isRetained,
 			Rate: t.rate, Last: t.last, Age: age, Seq: t.seq, Lost: t.lost, Restarts: t.restarts,
 			LastLatency: t.lastLatency, MaxLatency: t.maxLatency, HasLatency: t.hasLatency,
-			Stale: t.flagStale, Old: age > m.cfg.StaleAfter,
+			Stale: t.flagStale, Old: periodic && now.Sub(t.lastLive) > m.cfg.StaleAfter,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Topic < out[j].Topic })
@@ -280,13 +362,17 @@ func (m *Monitor) Snapshot(now time.Time) []TopicStats {
 
 // Summary is the whole watch in a few figures.
 type Summary struct {
-	// Topics and Messages seen; Duration from the first message to now.
+	// Topics seen; live Messages and Retained ones (delivered on
+	// subscription); Duration from the first live message to now.
 	Topics   int           `json:"topics"`
 	Messages uint64        `json:"messages"`
+	Retained uint64        `json:"retained"`
 	Duration time.Duration `json:"duration_ns"`
 	// Rate is messages per second over Duration.
 	Rate float64 `json:"rate"`
-	// Lost sums every topic's seq loss; Restarts the publisher restarts.
+	// Lost sums every topic's seq loss; Restarts counts publisher
+	// restarts, each once: a new epoch on every signal topic is one
+	// decoder restart.
 	Lost     uint64 `json:"lost"`
 	Restarts uint64 `json:"restarts"`
 	// Stale and Old count topics flagged so at the end.
@@ -303,7 +389,8 @@ func (m *Monitor) Summary(now time.Time) Summary {
 	stats := m.Snapshot(now)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	s := Summary{Topics: len(stats), Messages: m.messages, TopicStats: stats, Latency: m.lat.Summary()}
+	s := Summary{Topics: len(stats), Messages: m.messages, Retained: m.retained, Restarts: m.restarts,
+		TopicStats: stats, Latency: m.lat.Summary()}
 	if m.messages > 0 {
 		s.Duration = now.Sub(m.first)
 		if s.Duration > 0 {
@@ -312,7 +399,6 @@ func (m *Monitor) Summary(now time.Time) Summary {
 	}
 	for _, t := range stats {
 		s.Lost += t.Lost
-		s.Restarts += t.Restarts
 		if t.Stale {
 			s.Stale++
 		}
@@ -334,15 +420,17 @@ func (m *Monitor) Histogram() *latency.Histogram {
 
 // flags formats a topic's flags column.
 func flags(t *TopicStats) string {
-	switch {
-	case t.Stale && t.Old:
-		return "STALE OLD"
-	case t.Stale:
-		return "STALE"
-	case t.Old:
-		return "OLD"
+	var f []string
+	if t.Stale {
+		f = append(f, "STALE")
 	}
-	return ""
+	if t.Old {
+		f = append(f, "OLD")
+	}
+	if t.Retained {
+		f = append(f, "RETAINED")
+	}
+	return strings.Join(f, " ")
 }
 
 // ms formats a duration in milliseconds for the table.

@@ -2,9 +2,12 @@ package watch
 
 import (
 	"bytes"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
@@ -67,6 +70,8 @@ func TestMonitor(t *testing.T) {
 		{"status kind", by["status"].Kind, Text},
 		{"status last", by["status"].Last, `"online"`},
 		{"status age", by["status"].Age, 3 * time.Second},
+		// The status topic is not periodic: no age makes it old.
+		{"status old", by["status"].Old, false},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -74,8 +79,8 @@ func TestMonitor(t *testing.T) {
 		}
 	}
 	s := m.Summary(now)
-	if s.Topics != 4 || s.Messages != 7 || s.Lost != 3 || s.Stale != 1 || s.Old != 4 {
-		t.Errorf("summary = %d topics, %d messages, %d lost, %d stale, %d old; want 4, 7, 3, 1, 4",
+	if s.Topics != 4 || s.Messages != 7 || s.Lost != 3 || s.Stale != 1 || s.Old != 3 {
+		t.Errorf("summary = %d topics, %d messages, %d lost, %d stale, %d old; want 4, 7, 3, 1, 3",
 			s.Topics, s.Messages, s.Lost, s.Stale, s.Old)
 	}
 	if s.Latency.N != 7 { // 3 speed + 1 temp + 3 frames
@@ -162,5 +167,153 @@ func TestFormatValue(t *testing.T) {
 	e.SetFloat(3.3)
 	if got, want := FormatValue(&e), "3.3 V"; got != want {
 		t.Errorf("FormatValue = %q, want %q", got, want)
+	}
+}
+
+func envEpoch(seq, epoch uint64, ts time.Time) []byte {
+	e := envelope.Envelope{TS: ts.UnixNano(), Seq: seq, Epoch: epoch}
+	e.SetFloat(1)
+	return envelope.AppendJSON(nil, &e)
+}
+
+// TestRetained: retained messages, delivered on subscription with values
+// published long before, are not latency, rate or age: with no traffic
+// the latency summary is empty and the topics show as retained, not old.
+func TestRetained(t *testing.T) {
+	m := New(Config{StaleAfter: 2 * time.Second})
+	// Published 78 s before the watch started.
+	m.ObserveRetained("v/a", envEpoch(5, 1, t0.Add(-78*time.Second)), t0)
+	m.ObserveRetained("v/b", envEpoch(9, 1, t0.Add(-78*time.Second)), t0)
+	now := t0.Add(10 * time.Second)
+	s := m.Summary(now)
+	if s.Latency.N != 0 || s.Messages != 0 || s.Retained != 2 || s.Old != 0 || s.Lost != 0 {
+		t.Errorf("no traffic: got %d latency samples, %d messages, %d retained, %d old, %d lost; want 0, 0, 2, 0, 0",
+			s.Latency.N, s.Messages, s.Retained, s.Old, s.Lost)
+	}
+	a := s.TopicStats[0]
+	if !a.Retained || a.RetainedMessages != 1 || a.Seq != 5 || flags(&a) != "RETAINED" {
+		t.Errorf("v/a = %+v (flags %q); want retained, seq 5, flags RETAINED", a, flags(&a))
+	}
+	// The publisher sends again: seq goes on from the retained one, and
+	// this one is live.
+	m.Observe("v/a", envEpoch(7, 1, now.Add(-2*time.Millisecond)), now)
+	s = m.Summary(now)
+	a = s.TopicStats[0]
+	if a.Retained || a.Lost != 1 || s.Latency.N != 1 || a.LastLatency != 2*time.Millisecond || s.Messages != 1 {
+		t.Errorf("after a live message: retained %v, lost %d, %d latency samples, last latency %v, %d messages; want false, 1, 1, 2ms, 1",
+			a.Retained, a.Lost, s.Latency.N, a.LastLatency, s.Messages)
+	}
+	// Live topics age into OLD; the retained-only one does not.
+	later := m.Snapshot(now.Add(3 * time.Second))
+	if !later[0].Old || later[1].Old {
+		t.Errorf("3 s later: v/a old %v, v/b old %v; want true, false", later[0].Old, later[1].Old)
+	}
+}
+
+// TestRestartsOncePerEpoch: a decoder restart changes the epoch of every
+// signal topic and is one restart, not one per topic.
+func TestRestartsOncePerEpoch(t *testing.T) {
+	m := New(Config{})
+	topics := []string{"v/a", "v/b", "v/c"}
+	for _, tp := range topics {
+		m.Observe(tp, envEpoch(10, 1, t0), t0)
+	}
+	for _, tp := range topics { // restart into epoch 2
+		m.Observe(tp, envEpoch(1, 2, t0), t0)
+	}
+	for _, tp := range topics {
+		m.Observe(tp, envEpoch(2, 2, t0), t0)
+	}
+	for _, tp := range topics { // and into epoch 3
+		m.Observe(tp, envEpoch(1, 3, t0), t0)
+	}
+	s := m.Summary(t0)
+	if s.Restarts != 2 || s.Lost != 0 {
+		t.Errorf("got %d restarts, %d lost; want 2, 0", s.Restarts, s.Lost)
+	}
+	if s.TopicStats[0].Restarts != 2 {
+		t.Errorf("v/a: got %d restarts, want 2", s.TopicStats[0].Restarts)
+	}
+	var buf bytes.Buffer
+	if err := WriteSummary(&buf, s, m.Histogram()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), ", 2 publisher restarts;") {
+		t.Errorf("summary text lacks 2 publisher restarts:\n%s", buf.String())
+	}
+}
+
+// TestWriteTableFit: the live table fits the terminal: no line wider
+// than it, the header kept, and a line for the topics left out.
+func TestWriteTableFit(t *testing.T) {
+	m := New(Config{})
+	for i := range 60 {
+		name := "yukart/vehicle/A_rather_long_signal_name_" + strconv.Itoa(100+i)
+		m.Observe(name, env(1, t0, 12345.678, "km/h", false), t0.Add(time.Millisecond))
+	}
+	stats := m.Snapshot(t0.Add(time.Second))
+	tests := []struct {
+		width, rows int
+		wantLines   int
+		wantMore    string
+	}{
+		{80, 24, 24, "… 38 more topics"},
+		{80, 50, 50, "… 12 more topics"},
+		{120, 100, 61, ""},
+		{0, 0, 61, ""},
+		{40, 2, 2, "… 60 more"},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		if err := WriteTableFit(&buf, stats, tt.width, tt.rows); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+		if len(lines) != tt.wantLines {
+			t.Errorf("%dx%d: got %d lines, want %d", tt.width, tt.rows, len(lines), tt.wantLines)
+		}
+		if !strings.HasPrefix(lines[0], "topic") {
+			t.Errorf("%dx%d: first line %q, want the header", tt.width, tt.rows, lines[0])
+		}
+		for i, l := range lines {
+			if n := utf8.RuneCountInString(l); tt.width > 0 && n > tt.width {
+				t.Errorf("%dx%d: line %d is %d wide, want at most %d: %q", tt.width, tt.rows, i, n, tt.width, l)
+			}
+		}
+		if tt.width == 80 && !strings.Contains(lines[1], "…signal_name_100  ") {
+			t.Errorf("%dx%d: first row %q, want the topic shortened from the left", tt.width, tt.rows, lines[1])
+		}
+		if last := lines[len(lines)-1]; tt.wantMore != "" && !strings.HasPrefix(last, tt.wantMore) {
+			t.Errorf("%dx%d: last line %q, want it to start with %q", tt.width, tt.rows, last, tt.wantMore)
+		}
+	}
+}
+
+func TestValidateFilter(t *testing.T) {
+	tests := []struct {
+		filter string
+		ok     bool
+	}{
+		{"yukart/vehicle/+", true},
+		{"#", true},
+		{"+/+/#", true},
+		{"/", true},
+		{"a/#/b", false},
+		{"a#", false},
+		{"a/b#", false},
+		{"a+", false},
+		{"a/+b/c", false},
+		{"", false},
+		{"a\x00b", false},
+		{"a\xffb", false},
+	}
+	for _, tt := range tests {
+		err := ValidateFilter(tt.filter)
+		if (err == nil) != tt.ok {
+			t.Errorf("ValidateFilter(%q) = %v, want ok %v", tt.filter, err, tt.ok)
+		}
+		if err != nil && !errors.Is(err, ErrFilter) {
+			t.Errorf("ValidateFilter(%q) = %v, want ErrFilter", tt.filter, err)
+		}
 	}
 }

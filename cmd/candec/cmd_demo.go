@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"time"
 
 	"golang.org/x/term"
 
 	"github.com/yukart/candec/demo"
+	"github.com/yukart/candec/replay"
 )
 
 func init() {
@@ -21,16 +23,57 @@ func init() {
 // output is not a terminal (a pipe, a CI log).
 const nonTerminalDuration = 10 * time.Second
 
+// autoDuration is the --duration flag of demo: a duration, or "auto"
+// (the default): until Ctrl-C on a terminal, nonTerminalDuration
+// otherwise.
+type autoDuration struct {
+	auto bool
+	d    time.Duration
+}
+
+func (a *autoDuration) String() string {
+	if a == nil || a.auto {
+		return "auto"
+	}
+	return a.d.String()
+}
+
+func (a *autoDuration) Set(s string) error {
+	if s == "auto" {
+		*a = autoDuration{auto: true}
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("want a duration such as 30s, or auto")
+	}
+	if d < 0 {
+		return fmt.Errorf("must not be negative, got %v", d)
+	}
+	*a = autoDuration{d: d}
+	return nil
+}
+
 func runDemo(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "demo", "[flags]")
 	var o demo.Options
 	fs.StringVar(&o.Broker, "broker", "", "use the broker at `URL` instead of the embedded one")
+	fs.StringVar(&o.Prefix, "prefix", "", fmt.Sprintf("topic `prefix` for the raw batches, signals and status (default %s with --broker, %s on the embedded broker)", demo.DefaultPrefix, demo.EmbeddedPrefix))
+	fs.BoolVar(&o.Force, "force", false, "run even when a decoder says online on the prefix's status topic (it would decode the demo's frames)")
+	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", demo.DefaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the connection within `D`, at most %v", maxConnectTimeout))
 	fs.StringVar(&o.DBC, "dbc", demo.DefaultDBC, "DBC `file`")
 	fs.StringVar(&o.Capture, "capture", demo.DefaultCapture, "candump `file` to replay in a loop")
 	fs.StringVar(&o.Policy, "policy", "", "policy `file` (default: the built-in policy)")
-	fs.Float64Var(&o.Speed, "speed", 1, "play the capture `N` times faster")
-	duration := fs.Duration("duration", -1, "stop after `D` (default: at Ctrl-C on a terminal, 10s otherwise)")
+	fs.Float64Var(&o.Speed, "speed", 1, fmt.Sprintf("play the capture `N` times faster, %g to %g", float64(replay.MinSpeed), float64(replay.MaxSpeed)))
+	duration := autoDuration{auto: true}
+	fs.Var(&duration, "duration", "stop after `D`; 0: at Ctrl-C; auto: at Ctrl-C on a terminal, after 10s otherwise")
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := firstError(
+		floatIn("demo", "--speed", o.Speed, replay.MinSpeed, replay.MaxSpeed),
+		durationIn("demo", "--connect-timeout", o.ConnectTimeout, time.Millisecond, maxConnectTimeout),
+	); err != nil {
 		return err
 	}
 	o.Out = e.stdout
@@ -41,8 +84,8 @@ func runDemo(ctx context.Context, e env, args []string) error {
 		}
 	}
 	switch {
-	case *duration >= 0:
-		o.Duration = *duration
+	case !duration.auto:
+		o.Duration = duration.d
 	case !o.TTY:
 		o.Duration = nonTerminalDuration
 	}

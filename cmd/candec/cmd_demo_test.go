@@ -23,3 +23,42 @@ func TestDemoCommand(t *testing.T) {
 		t.Fatalf("missing capture: got %v; want an error naming it", err)
 	}
 }
+
+// TestDemoBadInput: out-of-range flags and an unreachable broker are an
+// error and a non-zero exit, not a demo of "decoder not yet online".
+func TestDemoBadInput(t *testing.T) {
+	url := unreachableURL(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--speed", "0"}, "demo: --speed must be between 0.001 and 1000, got 0"},
+		{[]string{"--speed", "1e-300"}, "demo: --speed must be between 0.001 and 1000, got 1e-300"},
+		{[]string{"--duration", "-1s"}, "must not be negative, got -1s"},
+		{[]string{"--duration", "soon"}, "want a duration such as 30s, or auto"},
+		{[]string{"--connect-timeout", "0"}, "demo: --connect-timeout must be between 1ms and 5m0s, got 0s"},
+		{[]string{"--prefix", "a/#"}, `prefix "a/#" must be topic levels without wildcards`},
+		{[]string{"--broker", url, "--connect-timeout", "300ms"}, "demo: no connection to " + url + " within 300ms"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, append([]string{"demo", "--duration", "5s"}, tc.args...))
+			if err == nil || exitCode(err) == 0 || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v (exit %d), want an error containing %q", err, exitCode(err), tc.want)
+			}
+			if out.Len() != 0 {
+				t.Errorf("printed %q, want nothing", out.String())
+			}
+		})
+	}
+}
+
+// TestDemoHelp: -h gives --duration a real default, not a sentinel.
+func TestDemoHelp(t *testing.T) {
+	var stderr bytes.Buffer
+	_ = run(context.Background(), env{nil, &bytes.Buffer{}, &stderr}, []string{"demo", "-h"})
+	help := stderr.String()
+	if strings.Contains(help, "-1ns") || !strings.Contains(help, "(default auto)") || !strings.Contains(help, "(default candec-demo with --broker") {
+		t.Errorf("help:\n%s\nwant --duration's default auto and --prefix's default, no -1ns", help)
+	}
+}

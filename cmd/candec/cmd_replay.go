@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
+	"sync/atomic"
 	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/mqttclient"
@@ -25,12 +29,13 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	broker := fs.String("broker", "mqtt://127.0.0.1:1883", "broker `URL`")
 	topic := fs.String("topic", "yukart/can/raw", "raw batch `topic`")
 	clientID := fs.String("client-id", fmt.Sprintf("candec-replay-%d", os.Getpid()), "MQTT client id")
-	speed := fs.Float64("speed", 1, "play `N` times faster than the capture (5: the report's full bus)")
+	speed := fs.Float64("speed", 1, fmt.Sprintf("play `N` times faster than the capture, %g to %g (5: the report's full bus; ignored with --flood)", float64(replay.MinSpeed), float64(replay.MaxSpeed)))
 	flood := fs.Bool("flood", false, "send as fast as the broker takes it, ignoring the capture's timing")
-	window := fs.Duration("window", replay.DefaultWindow, "batching window")
+	window := fs.Duration("window", replay.DefaultWindow, fmt.Sprintf("batching window `D`, %v to %v", replay.MinWindow, replay.MaxWindow))
 	perFrame := fs.Bool("per-frame", false, "one message per frame instead of batches")
 	loop := fs.Bool("loop", false, "start the capture again when it ends (until Ctrl-C)")
 	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines instead of stopping")
+	connectTimeout := fs.Duration("connect-timeout", defaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the connection within `D`, at most %v", maxConnectTimeout))
 	asJSON := fs.Bool("json", false, "print the final counts as one JSON line on standard output")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -38,6 +43,21 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return &exitError{2, errors.New("replay: want one capture file (or - for standard input)")}
+	}
+	var checks []error
+	if !*flood {
+		checks = append(checks, floatIn("replay", "--speed", *speed, replay.MinSpeed, replay.MaxSpeed))
+	}
+	if !*perFrame {
+		checks = append(checks, durationIn("replay", "--window", *window, replay.MinWindow, replay.MaxWindow))
+	}
+	checks = append(checks, durationIn("replay", "--connect-timeout", *connectTimeout, time.Millisecond, maxConnectTimeout))
+	if err := firstError(checks...); err != nil {
+		return err
+	}
+	if *topic == "" || strings.ContainsAny(*topic, "+#\x00") {
+		// A broker drops a client that publishes on such a topic.
+		return &exitError{2, fmt.Errorf("replay: --topic %q must be a topic name: not empty, without + # or NUL", *topic)}
 	}
 	name := fs.Arg(0)
 	if name == "-" && *loop {
@@ -47,42 +67,147 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	open := replay.OpenFile(name, opts)
 	if name == "-" {
 		open = func() (replay.Source, error) { return capture.NewReader(e.stdin, opts), nil }
+	} else {
+		// A capture that cannot be read is the first thing to say, before
+		// any connection.
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		f.Close()
 	}
 
 	// The connection outlives ctx: when ctx ends the replay still sends
 	// its open batch, then disconnects cleanly.
 	connCtx, cancelConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelConn()
-	cm, err := mqttclient.Connect(connCtx, mqttclient.Config{URL: *broker, ClientID: *clientID})
+	var lastErr atomic.Value
+	cm, err := mqttclient.Connect(connCtx, mqttclient.Config{
+		URL: *broker, ClientID: *clientID, ConnectTimeout: *connectTimeout,
+		OnConnectError: func(err error) { lastErr.Store(err) },
+	})
 	if err != nil {
+		return &exitError{2, fmt.Errorf("replay: %w", err)}
+	}
+	if err := awaitConnection(ctx, cm, *broker, *connectTimeout, &lastErr); err != nil {
+		disconnect(cm, time.Second)
+		return fmt.Errorf("replay: %w", err)
+	}
+	mp := mqttclient.NewPublisher(cm, *topic, 0, false, "")
+	// Say at once when publishing starts failing (the broker went away),
+	// rather than only in the summary at the end of a long or looping
+	// replay.
+	failing := false
+	pub := replay.PublisherFunc(func(ctx context.Context, batch []byte) error {
+		err := mp.Publish(ctx, batch)
+		if err != nil && !failing && !*asJSON {
+			fmt.Fprintf(e.stderr, "replay: publishing to %s fails: %v (the replay goes on, counting the lost frames)\n", *broker, err)
+		}
+		failing = err != nil
 		return err
-	}
-	actx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	err = cm.AwaitConnection(actx)
-	cancel()
-	if err != nil {
-		return fmt.Errorf("replay: connect to %s: %w", *broker, err)
-	}
-	pub := mqttclient.NewPublisher(cm, *topic, 0, false, "")
+	})
 	start := time.Now()
 	st, runErr := replay.Run(ctx, open, pub, replay.Options{
 		Speed: *speed, Window: *window, PerFrame: *perFrame, Loop: *loop, Flood: *flood,
 	})
 	elapsed := time.Since(start)
-	dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	_ = cm.Disconnect(dctx)
-	cancel()
+	disconnect(cm, 2*time.Second)
 
+	if runErr != nil && st.Batches == 0 {
+		// Nothing was sent: the error is the whole story.
+		return runErr
+	}
 	if *asJSON {
 		if err := json.NewEncoder(e.stdout).Encode(st); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stderr, "replay: %d frames in %d batches in %v (%.0f frames/s), %d passes, %d failed publishes, %d frames skipped\n",
-			st.Frames, st.Batches, elapsed.Round(time.Millisecond), float64(st.Frames)/max(elapsed.Seconds(), 1e-9), st.Loops, st.Failed, st.Skipped)
-		if st.LastError != "" {
-			fmt.Fprintf(e.stderr, "replay: last publish error: %s\n", st.LastError)
+		fmt.Fprintf(e.stderr, "replay: %d frames in %d batches in %v (%.0f frames/s), %d passes",
+			st.Frames, st.Batches, elapsed.Round(time.Millisecond), float64(st.Frames)/max(elapsed.Seconds(), 1e-9), st.Loops)
+		if st.Failed > 0 {
+			fmt.Fprintf(e.stderr, "; %d failed publishes (%d frames lost)", st.Failed, st.FailedFrames)
 		}
+		if st.Skipped > 0 {
+			fmt.Fprintf(e.stderr, "; skipped %s", replay.DescribeSkips(st.SkippedBy))
+		}
+		fmt.Fprintln(e.stderr)
+	}
+	if runErr == nil && st.Failed > 0 {
+		runErr = fmt.Errorf("replay: %d of %d batches failed to publish to %s (%d frames lost); last error: %s",
+			st.Failed, st.Batches, *broker, st.FailedFrames, st.LastError)
 	}
 	return runErr
+}
+
+// disconnect closes a connection cleanly, waiting at most timeout.
+func disconnect(cm *autopaho.ConnectionManager, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	_ = cm.Disconnect(ctx)
+}
+
+// Bounds shared by the commands that connect to a broker.
+const (
+	defaultConnectTimeout = 10 * time.Second
+	maxConnectTimeout     = 5 * time.Minute
+)
+
+// awaitConnection waits until cm is connected to url, at most timeout.
+// Its error names the URL and says why not: the last connection
+// attempt's error when there was one.
+func awaitConnection(ctx context.Context, cm *autopaho.ConnectionManager, url string, timeout time.Duration, lastErr *atomic.Value) error {
+	actx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := cm.AwaitConnection(actx)
+	if err == nil {
+		return nil
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("stopped before %s accepted the connection", url)
+	}
+	if last, ok := lastErr.Load().(error); ok {
+		// autopaho's "failed to connect to URL: …" would name the URL twice.
+		if inner := errors.Unwrap(last); inner != nil {
+			last = inner
+		}
+		return fmt.Errorf("no connection to %s within %v: %w", url, timeout, last)
+	}
+	return fmt.Errorf("no connection to %s within %v", url, timeout)
+}
+
+// firstError returns the first non-nil error.
+func firstError(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// durationIn checks that a duration flag is in [lo, hi].
+func durationIn(cmd, flag string, v, lo, hi time.Duration) error {
+	if v < lo || v > hi {
+		return &exitError{2, fmt.Errorf("%s: %s must be between %v and %v, got %v", cmd, flag, lo, hi, v)}
+	}
+	return nil
+}
+
+// durationAtLeast checks that a duration flag is at least lo.
+func durationAtLeast(cmd, flag string, v, lo time.Duration) error {
+	if v >= lo {
+		return nil
+	}
+	if lo == 0 {
+		return &exitError{2, fmt.Errorf("%s: %s must not be negative, got %v", cmd, flag, v)}
+	}
+	return &exitError{2, fmt.Errorf("%s: %s must be positive, got %v", cmd, flag, v)}
+}
+
+// floatIn checks that a number flag is in [lo, hi] (NaN is not).
+func floatIn(cmd, flag string, v, lo, hi float64) error {
+	if !(v >= lo && v <= hi) {
+		return &exitError{2, fmt.Errorf("%s: %s must be between %g and %g, got %g", cmd, flag, lo, hi, v)}
+	}
+	return nil
 }

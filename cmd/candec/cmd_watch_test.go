@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/yukart/candec/bench/watch"
+	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/mqttclient"
+)
+
+// unreachableURL is a broker URL where nothing listens.
+func unreachableURL(t *testing.T) string {
+	t.Helper()
+	port, err := mosquitto.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "mqtt://127.0.0.1:" + strconv.Itoa(port)
+}
+
+// TestWatchBadInput: flags out of range and invalid filters are a
+// one-line error naming them and exit 2, before any connection (the
+// broker URL here is unreachable: a connection would take the timeout).
+func TestWatchBadInput(t *testing.T) {
+	url := unreachableURL(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--interval", "0"}, "--interval must be between 50ms and 1h0m0s, got 0s"},
+		{[]string{"--interval", "-1s"}, "--interval must be between 50ms and 1h0m0s, got -1s"},
+		{[]string{"--duration", "-1s"}, "--duration must not be negative, got -1s"},
+		{[]string{"--stale", "0"}, "--stale must be positive, got 0s"},
+		{[]string{"--connect-timeout", "0"}, "--connect-timeout must be between 1ms and 5m0s, got 0s"},
+		{[]string{"a/#/b"}, `bad topic filter "a/#/b": '#' must be the whole last level`},
+		{[]string{"yukart/vehicle/+", "a+"}, `bad topic filter "a+": '+' must be a whole level`},
+		{[]string{""}, "bad topic filter: empty"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"watch", "--broker", url, "--connect-timeout", "20s"}, tc.args...)
+			err := run(context.Background(), env{nil, &stdout, &stderr}, args)
+			if err == nil || exitCode(err) != 2 || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v (exit %d), want one line containing %q and exit 2", err, exitCode(err), tc.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("printed %q, want no summary", stdout.String())
+			}
+		})
+	}
+}
+
+// TestWatchUnreachable: a broker that does not answer is an error naming
+// it once --connect-timeout has passed, not a summary of 0 topics.
+func TestWatchUnreachable(t *testing.T) {
+	url := unreachableURL(t)
+	var stdout bytes.Buffer
+	start := time.Now()
+	err := run(context.Background(), env{nil, &stdout, &bytes.Buffer{}}, []string{"watch", "--broker", url, "--connect-timeout", "300ms", "--quiet"})
+	if err == nil || exitCode(err) == 0 || !strings.Contains(err.Error(), "no connection to "+url+" within 300ms") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("got %v, want an error naming %s, the timeout and the refused connection", err, url)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %v, want about the 300ms timeout", d)
+	}
+	if stdout.Len() != 0 {
+		t.Errorf("printed %q, want no summary", stdout.String())
+	}
+}
+
+// TestWatchInvalidFilterNoLoop: an invalid filter never reaches the
+// broker, which would drop the client for it, again on each reconnection.
+func TestWatchInvalidFilterNoLoop(t *testing.T) {
+	b := brokertest.Start(t)
+	err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"watch", "--broker", b.URL, "--duration", "1s", "a/#/b"})
+	if err == nil || exitCode(err) != 2 {
+		t.Fatalf("got %v, want the filter refused with exit 2", err)
+	}
+	if log := b.LogFile(); log != "" {
+		data, _ := os.ReadFile(log)
+		if n := strings.Count(string(data), "New client connected"); n != 0 {
+			t.Errorf("mosquitto saw %d connections, want none", n)
+		}
+	}
+}
+
+// TestSubscriberGivesUp: a broker that drops the connection on every
+// SUBSCRIBE (mosquitto does for a malformed filter) ends the watch after
+// a few tries, not thousands of reconnections a second.
+func TestSubscriberGivesUp(t *testing.T) {
+	b := brokertest.Start(t)
+	if b.Embedded {
+		t.Skip("needs mosquitto, which drops a client for a malformed filter")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	// Built by hand: watch itself never sends such a filter.
+	filters := []string{"a/#/b"}
+	s := &subscriber{ctx: ctx, sub: &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filters[0]}}}, filters: filters, fatal: make(chan error, 1)}
+	cm, err := mqttclient.Connect(ctx, mqttclient.Config{
+		URL: b.URL, ClientID: "subscriber-test",
+		OnUp:   func(cm *autopaho.ConnectionManager, _ *paho.Connack) { s.up(cm) },
+		OnDown: s.down,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.fatal:
+		if !strings.Contains(err.Error(), "closed the connection 3 times in a row") {
+			t.Errorf("got %v, want it to say the broker closed the connection 3 times", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("no fatal error: the subscriber goes on reconnecting")
+	}
+	disconnect(cm, time.Second)
+	<-cm.Done()
+	data, _ := os.ReadFile(b.LogFile())
+	// One more connection may have begun before the watch stopped its
+	// client; before, there were thousands a second.
+	if n := strings.Count(string(data), "New client connected"); n < maxSubscribeDrops || n > maxSubscribeDrops+1 {
+		t.Errorf("mosquitto saw %d connections, want %d or %d", n, maxSubscribeDrops, maxSubscribeDrops+1)
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	err := refusal([]string{"a/b", "c/+"}, &paho.Suback{Reasons: []byte{0, 0x87}})
+	if want := `watch: the broker refused the subscription to "c/+": reason code 0x87`; err == nil || err.Error() != want {
+		t.Errorf("got %v, want %s", err, want)
+	}
+}
+
+// TestWatchRetained: with no traffic, the retained signals and status are
+// shown as retained: no latency (which was their age: 78 s), no stale
+// status, nothing older than the stale limit.
+func TestWatchRetained(t *testing.T) {
+	b := brokertest.Start(t)
+	pub := brokertest.Connect(t, b.URL)
+	old := time.Now().Add(-78 * time.Second).UnixNano()
+	for i, name := range []string{"yukart/vehicle/A", "yukart/vehicle/B"} {
+		e := envelope.Envelope{TS: old, Seq: uint64(10 + i), Epoch: 7}
+		e.SetFloat(1.5)
+		pub.PublishQoS1(name, envelope.AppendJSON(nil, &e), true)
+	}
+	pub.PublishQoS1("yukart/decoder/status", []byte("online"), true)
+	var stdout bytes.Buffer
+	err := run(context.Background(), env{nil, &stdout, &bytes.Buffer{}}, []string{"watch", "--broker", b.URL, "--json", "--duration", "1500ms", "--stale", "500ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s watch.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
+		t.Fatalf("%v in %s", err, stdout.String())
+	}
+	if s.Topics != 3 || s.Retained != 3 || s.Messages != 0 || s.Latency.N != 0 || s.Old != 0 {
+		t.Errorf("got %d topics, %d retained, %d live, %d latency samples, %d old; want 3, 3, 0, 0, 0",
+			s.Topics, s.Retained, s.Messages, s.Latency.N, s.Old)
+	}
+}
