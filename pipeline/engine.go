@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/yukart/candec/dbc"
@@ -136,6 +138,29 @@ type Stats struct {
 	// SuppressedUnchanged counts values within the on-change deadband
 	// of the value last published.
 	SuppressedUnchanged uint64
+}
+
+// ClockSummary says which frames the clock did not take as they came,
+// for a person: "clock: 3 late, 1 future dropped, 1 discontinuity",
+// with only the counts that are not zero; "" when all are.
+func (s Stats) ClockSummary() string {
+	var parts []string
+	add := func(n uint64, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, strconv.FormatUint(n, 10)+" "+many)
+		}
+	}
+	add(s.Late, "late", "late")
+	add(s.Future, "future dropped", "future dropped")
+	add(s.Past, "past dropped", "past dropped")
+	add(s.Discontinuities, "discontinuity", "discontinuities")
+	if len(parts) == 0 {
+		return ""
+	}
+	return "clock: " + strings.Join(parts, ", ")
 }
 
 // Published returns the number of envelopes of kind k.
