@@ -356,7 +356,7 @@ func TestTopicCollisionListsAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = New(db, Config{}, &recorder{t: t})
-	want := `pipeline: bad topic: template "yukart/vehicle/{signal}" gives more than one signal the same topic on 2 topics; ` +
+	want := `pipeline: bad topic: template "yukart/vehicle/{signal}" gives more than one signal the same topic on 2 topics (6 signals); ` +
 		`put {message} in the template or set publish: false for all but one signal of each: ` +
 		`A.Counter, B.Counter and C.Counter → "yukart/vehicle/Counter"; A.Checksum, B.Checksum and C.Checksum → "yukart/vehicle/Checksum"`
 	if err == nil || err.Error() != want {

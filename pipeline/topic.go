@@ -102,9 +102,13 @@ func (c *topicClashes) err(tmpl string) error {
 		}
 		fmt.Fprintf(&b, " → %q", topic)
 	}
-	what := "1 topic"
+	nsig := 0
+	for _, sigs := range c.sigs {
+		nsig += len(sigs)
+	}
+	what := fmt.Sprintf("1 topic (%d signals)", nsig)
 	if n := len(c.topics); n > 1 {
-		what = fmt.Sprintf("%d topics", n)
+		what = fmt.Sprintf("%d topics (%d signals)", n, nsig)
 	}
 	return fmt.Errorf("%w: template %q gives more than one signal the same topic on %s; put {message} in the template or set publish: false for all but one signal of each: %s",
 		ErrTopic, tmpl, what, b.String())
