@@ -170,18 +170,18 @@ func Analyze(r *capture.Reader, cfg Config) (*Report, error) {
 	}
 	st := eng.Stats()
 	rep := &Report{
-		Frames:      frames,
-		Duration:    dur,
-		DurationS:   dur.Seconds(),
-		FramesPerS:  float64(frames) / secs,
-		Unknown:     st.Unknown,
+		Frames:     frames,
+		Duration:   dur,
+		DurationS:  dur.Seconds(),
+		FramesPerS: float64(frames) / secs,
+		Unknown:    st.Unknown,
 
 		Late:            st.Late,
 		Future:          st.Future,
 		Past:            st.Past,
 		Discontinuities: st.Discontinuities,
-		Subscribers: cfg.Subscribers,
-		ByKind:      map[string]float64{},
+		Subscribers:     cfg.Subscribers,
+		ByKind:          map[string]float64{},
 	}
 	for _, k := range pipeline.Kinds() {
 		if n := st.Published(k); n > 0 && k != pipeline.KindWindow {
