@@ -33,15 +33,16 @@
 //     The envelopes are exactly those of the same frames without them.
 //   - If Config.ClockConfirm frames (default 32) in a row are each within
 //     MaxClockJump of the newest of them, they are a new timebase: a
-//     discontinuity (Stats.Discontinuities). Values held back by a cap
-//     are published (trailing) as the old timebase ends, the timers
-//     restart at the earliest held frame as if every signal had been
-//     published one cap period before and every message had just sent a
-//     frame, and the held frames run in the order they came. So the next
-//     value of each signal goes out at once, the step itself marks
-//     nothing stale (a message that does not come back is marked stale
-//     its stale_after after the step), and seq goes on: subscribers see
-//     no restart.
+//     discontinuity (Stats.Discontinuities). The timers restart at the
+//     earliest held frame, as if every signal had been published one cap
+//     period before it, every value a cap holds back had come at it and
+//     every message had just sent a frame; then the held frames run in
+//     the order they came. So the next value of each signal goes out at
+//     once (and supersedes a held one, as after any cap window; a held
+//     value whose message does not come back goes out at its grace
+//     deadline), the step itself marks nothing stale (a message that
+//     does not come back is marked stale its stale_after after the
+//     step), and seq goes on: subscribers see no restart.
 //   - Frames still held when Flush is called are dropped as outliers.
 //
 // A frame behind now by at most MaxClockJump is late, as before: counted

@@ -83,6 +83,7 @@ type sigState struct {
 	seq       uint64 // last seq published on the topic
 	msg       int32  // index of the signal's message in Engine.msgs
 	lastPubAt int64  // engine time of the last publish, for caps and heartbeats
+	lastAt    int64  // last's frame time, for the grace deadline; a discontinuity moves it
 	hasLast   bool
 	hasPub    bool
 	pending   bool // last is held back by the cap, due at trailAt()
@@ -136,7 +137,7 @@ func (s *sigState) trailAt() int64 {
 	if s.cycle == 0 {
 		return end
 	}
-	return max(s.last.ts+s.cycle+s.cycle/2, end)
+	return max(s.lastAt+s.cycle+s.cycle/2, end)
 }
 
 // staleDue reports whether s is to be marked stale by deadline d of
@@ -422,19 +423,16 @@ func satSub(a, b int64) int64 {
 }
 
 // restart moves the clock to t on a new timebase. The old timebase's
-// deadlines mean nothing there: values held by a cap are published now
-// (their window ends with the timebase), the open window is sent, and
-// every timer starts again from t, as if each signal had last been
-// published one cap period before t and each message had just sent a
-// frame. So the next value of every signal goes out at once, no stale
-// mark fires for the step itself, and a message that does not come
-// back is marked stale its stale_after after t. Seq goes on.
+// deadlines mean nothing there: the open window is sent, and every
+// timer starts again from t, as if each signal had last been published
+// one cap period before t, each held value had come at t, and each
+// message had just sent a frame. So the next value of every signal goes
+// out at once (superseding a held one, as after any cap window), a held
+// value whose message does not come back goes out at its grace deadline
+// on the new timebase, no stale mark fires for the step itself, and a
+// message that does not come back is marked stale its stale_after after
+// t. Seq goes on.
 func (e *Engine) restart(t int64) {
-	for i := range e.sigs {
-		if s := &e.sigs[i]; s.pending {
-			e.publish(s, KindTrailing, e.now)
-		}
-	}
 	if e.win != nil {
 		if e.win.Len() > 0 {
 			e.sendWindow()
@@ -449,6 +447,7 @@ func (e *Engine) restart(t int64) {
 	for i := range e.sigs {
 		if s := &e.sigs[i]; s.hasPub {
 			s.lastPubAt = t - s.interval
+			s.lastAt = t
 			e.schedule(s)
 		}
 	}
@@ -545,7 +544,7 @@ func (e *Engine) value(v *decoder.Value, ts int64) {
 func (s *sigState) setSample(v *decoder.Value, ts int64) {
 	l := &s.last
 	s.hasLast = true
-	l.ts = ts
+	l.ts, s.lastAt = ts, ts
 	l.flags = 0
 	if v.Flags&decoder.OutOfRange != 0 {
 		l.flags = envelope.OutOfRange
