@@ -45,6 +45,10 @@
 //     step), and seq goes on: subscribers see no restart.
 //   - Frames still held when Flush is called are dropped as outliers.
 //
+// So frames of two clocks mixed in one stream do not make the clock
+// flap: it stays on the timebase it has, and the other clock's frames
+// are dropped and counted, unless ClockConfirm of them come in a row.
+//
 // A frame behind now by at most MaxClockJump is late, as before: counted
 // in Stats.Late and run at now (its values go through the policies with
 // their own timestamps; it does not move the clock).

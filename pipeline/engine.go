@@ -211,7 +211,8 @@ func (e *Engine) Frame(f *frame.Frame) { e.frame(f) }
 // or before t. Call it only with a t that no later frame will precede
 // (a watermark: wall-clock time minus the worst delivery delay), or
 // later frames count as late and the output may differ from an offline
-// run. A t at or before now does nothing.
+// run. A t at or before now does nothing. Advance trusts t: derive it
+// from Latest, which frames with implausible timestamps do not move.
 func (e *Engine) Advance(t int64) { e.advance(t) }
 
 // Flush is for shutdown: it advances to t, publishes every value a rate
