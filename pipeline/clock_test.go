@@ -318,3 +318,36 @@ func TestDiscontinuityHeldValue(t *testing.T) {
 		"TempA value 10 @-3599950 #2",  // the step + 50 ms: TempA's cap window
 	})
 }
+
+// TestClockBurstThereAndBack: a batch of 40 frames stamped in 2200, as
+// many as make a timebase, then the old clock again: two
+// discontinuities, and publishing goes on as before on both sides.
+func TestClockBurstThereAndBack(t *testing.T) {
+	base := traffic(t0, 0, 2000)
+	burst := make([]frame.Frame, 40)
+	for i := range burst {
+		burst[i] = frameAt(year2200+int64(i)*ms, idSpeed, 5000)
+	}
+	e, rec := runFrames(t, insert(base, 130, burst...), t0+2000*ms)
+	s := e.Stats()
+	if s.Discontinuities != 2 || s.Future+s.Past != 0 || s.Published(KindStale) != 0 {
+		t.Errorf("discontinuities %d, outliers %d, stale marks %d; want 2, 0, 0", s.Discontinuities, s.Future+s.Past, s.Published(KindStale))
+	}
+	// The envelopes of the last second, long after the return, are
+	// those of the run without the burst (Speed, 100 Hz capped at 20 Hz:
+	// 20 values and the final flush), seq aside.
+	_, plain := runFrames(t, base, t0+2000*ms)
+	last := func(r *recorder) []string {
+		var out []string
+		for _, o := range r.outs {
+			if o.env.TS >= t0+1000*ms && o.env.TS < t0+2000*ms {
+				out = append(out, seqRE.ReplaceAllString(line(o.topic, o.kind.String(), &o.env), ""))
+			}
+		}
+		return out
+	}
+	diff(t, last(rec), last(plain))
+	if n := len(last(plain)); n < 30 {
+		t.Fatalf("%d envelopes in the last second: the test proves little", n)
+	}
+}
