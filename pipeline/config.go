@@ -16,6 +16,18 @@ const (
 	DefaultWindowTopic = "yukart/window"
 	// DefaultWindowPeriod is the window stream's window, in frame time.
 	DefaultWindowPeriod = 10 * time.Millisecond
+	// DefaultMaxClockJump is how far a frame's time may be from the
+	// engine's clock and still be taken as on the same timebase. It is
+	// far above the delivery delays and pauses of a live stream, where
+	// the service's clock runs on while frames stop, and far below any
+	// clock step worth noticing.
+	DefaultMaxClockJump = 10 * time.Second
+	// DefaultClockConfirm is how many frames in a row must agree on a
+	// new timebase before the engine adopts it.
+	DefaultClockConfirm = 32
+	// MaxClockConfirm bounds ClockConfirm: the engine holds that many
+	// frames while it waits for the confirmation.
+	MaxClockConfirm = 4096
 )
 
 // Config configures an Engine. The zero value is usable: the default
@@ -39,6 +51,15 @@ type Config struct {
 	// Unix epoch is the convention) so that subscribers can tell a
 	// restart of seq from loss.
 	Epoch uint64
+	// MaxClockJump is the largest distance between a frame's time and
+	// the engine's clock that is taken as the same timebase (see "Clock
+	// jumps" in the package documentation). Default DefaultMaxClockJump.
+	MaxClockJump time.Duration
+	// ClockConfirm is how many frames in a row, each within MaxClockJump
+	// of the newest of them and all beyond MaxClockJump from the clock,
+	// make a new timebase. Default DefaultClockConfirm; at most
+	// MaxClockConfirm.
+	ClockConfirm int
 }
 
 // WindowConfig configures the window stream: every envelope published
@@ -58,6 +79,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Policies == nil {
 		c.Policies = DefaultPolicy()
+	}
+	if c.MaxClockJump == 0 {
+		c.MaxClockJump = DefaultMaxClockJump
+	}
+	if c.ClockConfirm == 0 {
+		c.ClockConfirm = DefaultClockConfirm
 	}
 	if c.Window != nil {
 		w := *c.Window
@@ -81,6 +108,12 @@ func (c Config) Validate() error {
 	}
 	if err := checkTemplate(c.TopicTemplate); err != nil {
 		return err
+	}
+	if c.MaxClockJump < 0 {
+		return fmt.Errorf("%w: max clock jump %s is negative", ErrConfig, c.MaxClockJump)
+	}
+	if c.ClockConfirm < 1 || c.ClockConfirm > MaxClockConfirm {
+		return fmt.Errorf("%w: clock confirm %d frames is out of range (1–%d)", ErrConfig, c.ClockConfirm, MaxClockConfirm)
 	}
 	if c.Window != nil {
 		if c.Window.Period < 0 {

@@ -17,6 +17,49 @@
 // only called once no frame older than w can arrive: the offline
 // decoder and the live service publish the same envelopes.
 //
+// # Clock jumps
+//
+// One frame with a wild timestamp (a bridge's clock glitch, a year-2200
+// frame) must not move the clock: every cap window would stay closed
+// behind it and every stale timer fire at once. A genuine step of the
+// frames' clock (a bridge restart, an NTP step, two captures joined
+// with time going back) must be followed at once. So a frame more than
+// Config.MaxClockJump (default 10 s) ahead of now or behind it is held,
+// not applied:
+//
+//   - If the next frame is within MaxClockJump of now again, the held
+//     frames were outliers: they are dropped, never decoded into a
+//     policy nor published, and counted in Stats.Future or Stats.Past.
+//     The envelopes are exactly those of the same frames without them.
+//   - If Config.ClockConfirm frames (default 32) in a row are each within
+//     MaxClockJump of the newest of them, they are a new timebase: a
+//     discontinuity (Stats.Discontinuities). The timers restart at the
+//     earliest held frame, as if every signal had been published one cap
+//     period before it, every value a cap holds back had come at it and
+//     every message had just sent a frame; then the held frames run in
+//     the order they came. So the next value of each signal goes out at
+//     once (and supersedes a held one, as after any cap window; a held
+//     value whose message does not come back goes out at its grace
+//     deadline), the step itself marks nothing stale (a message that
+//     does not come back is marked stale its stale_after after the
+//     step), and seq goes on: subscribers see no restart.
+//   - Frames still held when Flush is called are dropped as outliers.
+//
+// So frames of two clocks mixed in one stream do not make the clock
+// flap: it stays on the timebase it has, and the other clock's frames
+// are dropped and counted, unless ClockConfirm of them come in a row.
+//
+// A frame behind now by at most MaxClockJump is late, as before: counted
+// in Stats.Late and run at now (its values go through the policies with
+// their own timestamps; it does not move the clock).
+//
+// The rule is the same live and offline. Live, the service's watermark
+// moves the clock on while frames pause, so only a step of the frames'
+// clock is a jump; offline a capture's gap longer than MaxClockJump is
+// one too (nothing tells it from a step), where the service would have
+// published stale marks and heartbeats during the pause. A live caller
+// derives its watermark from Latest, which outliers do not move.
+//
 // # Policies
 //
 // Policies come from a YAML file (see LoadPolicy and docs/policy.md) or

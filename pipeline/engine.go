@@ -1,6 +1,10 @@
 package pipeline
 
 import (
+	"strconv"
+	"strings"
+	"time"
+
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
@@ -97,9 +101,27 @@ type Stats struct {
 	Unknown uint64
 	// Skipped counts remote and error frames.
 	Skipped uint64
-	// Late counts frames older than the Engine's now (out of order, or
-	// behind an Advance); they are processed at now.
+	// Late counts frames behind the Engine's now (out of order, or
+	// behind an Advance) by at most Config.MaxClockJump; they are
+	// processed at now.
 	Late uint64
+	// Future counts frames more than MaxClockJump ahead of now, and Past
+	// frames more than MaxClockJump behind it, that no run of
+	// Config.ClockConfirm frames confirmed as a new timebase: their
+	// timestamps are implausible, and they are dropped (not decoded into
+	// any policy, never published).
+	Future, Past uint64
+	// Discontinuities counts new timebases adopted: runs of
+	// ClockConfirm frames beyond MaxClockJump from now that agreed with
+	// each other. Each restarted the policies' timing.
+	Discontinuities uint64
+	// LastOutlier is the timestamp of the latest frame counted in Future
+	// or Past; LastJump is the latest discontinuity's step, new time
+	// minus the clock before it (saturated at the int64 range).
+	LastOutlier, LastJump int64
+	// Span is the frame time the clock has covered: from the first frame
+	// to now, with the steps of discontinuities left out.
+	Span time.Duration
 	// Values counts decoded signal values.
 	Values uint64
 	// Truncated counts values not decoded because the frame was short;
@@ -116,6 +138,29 @@ type Stats struct {
 	// SuppressedUnchanged counts values within the on-change deadband
 	// of the value last published.
 	SuppressedUnchanged uint64
+}
+
+// ClockSummary says which frames the clock did not take as they came,
+// for a person: "clock: 3 late, 1 future dropped, 1 discontinuity",
+// with only the counts that are not zero; "" when all are.
+func (s Stats) ClockSummary() string {
+	var parts []string
+	add := func(n uint64, one, many string) {
+		switch {
+		case n == 1:
+			parts = append(parts, "1 "+one)
+		case n > 1:
+			parts = append(parts, strconv.FormatUint(n, 10)+" "+many)
+		}
+	}
+	add(s.Late, "late", "late")
+	add(s.Future, "future dropped", "future dropped")
+	add(s.Past, "past dropped", "past dropped")
+	add(s.Discontinuities, "discontinuity", "discontinuities")
+	if len(parts) == 0 {
+		return ""
+	}
+	return "clock: " + strings.Join(parts, ", ")
 }
 
 // Published returns the number of envelopes of kind k.
@@ -155,7 +200,10 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) { return newE
 // Frame decodes f and runs each of its values through its signal's
 // policy, publishing what is due. First it fires every deadline before
 // f.Time (trailing values, heartbeats, stale marks). Frames of unknown
-// IDs are counted. It does not allocate in steady state.
+// IDs are counted. A frame more than Config.MaxClockJump from now is
+// held as a candidate for a new timebase and, unless enough frames
+// confirm that timebase, dropped (see "Clock jumps" in the package
+// documentation). It does not allocate in steady state.
 func (e *Engine) Frame(f *frame.Frame) { e.frame(f) }
 
 // Advance moves now forward to t when frames stop: it fires every
@@ -163,7 +211,8 @@ func (e *Engine) Frame(f *frame.Frame) { e.frame(f) }
 // or before t. Call it only with a t that no later frame will precede
 // (a watermark: wall-clock time minus the worst delivery delay), or
 // later frames count as late and the output may differ from an offline
-// run. A t at or before now does nothing.
+// run. A t at or before now does nothing. Advance trusts t: derive it
+// from Latest, which frames with implausible timestamps do not move.
 func (e *Engine) Advance(t int64) { e.advance(t) }
 
 // Flush is for shutdown: it advances to t, publishes every value a rate
@@ -189,3 +238,9 @@ func (e *Engine) Policy(s *dbc.Signal) Policy { return e.sigs[s.Index].pol }
 
 // Now returns the Engine's current frame time.
 func (e *Engine) Now() int64 { return e.now }
+
+// Latest returns the newest frame time the Engine has accepted on its
+// current timebase (Advance does not move it; a discontinuity resets
+// it). A live caller derives its watermark from it: frames the Engine
+// dropped as outliers must not drag the watermark along.
+func (e *Engine) Latest() int64 { return e.latest }

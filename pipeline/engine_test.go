@@ -245,7 +245,7 @@ func TestStats(t *testing.T) {
 	s := e.Stats()
 	f := s
 	f.Envelopes = [numKinds]uint64{}
-	want := Stats{Frames: 18, Decoded: 17, Unknown: 1, Late: 1, Values: 17, SuppressedCap: 8, SuppressedUnchanged: 4}
+	want := Stats{Frames: 18, Decoded: 17, Unknown: 1, Late: 1, Values: 17, SuppressedCap: 8, SuppressedUnchanged: 4, Span: 600 * time.Millisecond}
 	if f != want {
 		t.Errorf("Stats = %+v, want %+v", f, want)
 	}
@@ -337,6 +337,30 @@ func TestTopicCollisionNamesBoth(t *testing.T) {
 	}
 	if _, err := New(db, Config{Policies: p}, &recorder{t: t}); err != nil {
 		t.Errorf("New with B.Counter unpublished: %v", err)
+	}
+}
+
+// TestTopicCollisionListsAll: one error names every clash, so that a
+// user can fix them all at once.
+func TestTopicCollisionListsAll(t *testing.T) {
+	var msgs []*dbc.Message
+	for i, name := range []string{"A", "B", "C"} {
+		msgs = append(msgs, &dbc.Message{Name: name, ID: uint32(i + 1), Length: 8, Signals: []*dbc.Signal{
+			{Name: "Counter", Length: 4, Factor: 1},
+			{Name: "Checksum" + name[:0], Start: 8, Length: 8, Factor: 1},
+			{Name: "Only" + name, Start: 16, Length: 8, Factor: 1},
+		}})
+	}
+	db, err := dbc.NewDatabase(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(db, Config{}, &recorder{t: t})
+	want := `pipeline: bad topic: template "yukart/vehicle/{signal}" gives more than one signal the same topic on 2 topics (6 signals); ` +
+		`put {message} in the template or set publish: false for all but one signal of each: ` +
+		`A.Counter, B.Counter and C.Counter → "yukart/vehicle/Counter"; A.Checksum, B.Checksum and C.Checksum → "yukart/vehicle/Checksum"`
+	if err == nil || err.Error() != want {
+		t.Errorf("New = %v\nwant %s", err, want)
 	}
 }
 

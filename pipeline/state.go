@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"github.com/yukart/candec/dbc"
@@ -82,6 +83,7 @@ type sigState struct {
 	seq       uint64 // last seq published on the topic
 	msg       int32  // index of the signal's message in Engine.msgs
 	lastPubAt int64  // engine time of the last publish, for caps and heartbeats
+	lastAt    int64  // last's frame time, for the grace deadline; a discontinuity moves it
 	hasLast   bool
 	hasPub    bool
 	pending   bool // last is held back by the cap, due at trailAt()
@@ -135,7 +137,7 @@ func (s *sigState) trailAt() int64 {
 	if s.cycle == 0 {
 		return end
 	}
-	return max(s.last.ts+s.cycle+s.cycle/2, end)
+	return max(s.lastAt+s.cycle+s.cycle/2, end)
 }
 
 // staleDue reports whether s is to be marked stale by deadline d of
@@ -185,6 +187,16 @@ type Engine struct {
 	now   int64
 	begun bool // a frame has set now
 
+	// The clock guard (see "Clock jumps" in doc.go). latest is the
+	// newest frame time accepted on the current timebase; cand holds
+	// the frames, beyond maxJump from now, that may start a new one
+	// (capacity confirm, allocated once), candMax the newest of them.
+	maxJump int64
+	confirm int
+	latest  int64
+	cand    []frame.Frame
+	candMax int64
+
 	stats Stats
 	env   envelope.Envelope
 	out   Out
@@ -221,6 +233,10 @@ func newEngine(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 		heap: make([]timer, 0, len(db.Signals)+len(db.Messages)),
 		hpos: make([]int32, len(db.Signals)+len(db.Messages)),
 		buf:  make([]byte, 0, 256),
+
+		maxJump: int64(cfg.MaxClockJump),
+		confirm: cfg.ClockConfirm,
+		cand:    make([]frame.Frame, 0, cfg.ClockConfirm),
 	}
 	e.vals = make([]decoder.Value, 0, e.dec.MaxSignals())
 	for i := range e.hpos {
@@ -232,6 +248,7 @@ func newEngine(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 	}
 	e.env.Epoch = cfg.Epoch
 	owner := make(map[string]*dbc.Signal, len(db.Signals))
+	var clashes topicClashes
 	for i, sig := range db.Signals {
 		s := &e.sigs[i]
 		s.sig = sig
@@ -270,10 +287,13 @@ func newEngine(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 			}
 		}
 		if prev, ok := owner[topic]; ok {
-			return nil, fmt.Errorf("%w: template %q gives %s and %s the same topic %q; put {message} in the template or set publish: false for one of them",
-				ErrTopic, cfg.TopicTemplate, prev.FullName(), sig.FullName(), topic)
+			clashes.add(topic, prev, sig)
+			continue
 		}
 		owner[topic] = sig
+	}
+	if len(clashes.topics) > 0 {
+		return nil, clashes.err(cfg.TopicTemplate)
 	}
 	if w := cfg.Window; w != nil {
 		if _, ok := owner[w.Topic]; ok {
@@ -313,16 +333,150 @@ func (e *Engine) topicList() []string {
 
 func (e *Engine) frame(f *frame.Frame) {
 	e.stats.Frames++
+	if e.begun {
+		if _, far := e.offset(f.Time); far {
+			e.candidate(f)
+			return
+		}
+	}
+	if len(e.cand) > 0 {
+		// The clock's timebase goes on: what looked like a new one was
+		// a run of outliers.
+		e.dropCandidates()
+	}
+	e.apply(f)
+}
+
+// offset reports whether t is ahead of (or at) now, and whether it is
+// more than maxJump away from it. It computes in uint64 so that no
+// timestamp, however wild, overflows.
+func (e *Engine) offset(t int64) (ahead, far bool) {
+	if t >= e.now {
+		return true, uint64(t)-uint64(e.now) > uint64(e.maxJump)
+	}
+	return false, uint64(e.now)-uint64(t) > uint64(e.maxJump)
+}
+
+// candidate holds f, far from now, as a frame of a possible new
+// timebase: the run so far if f agrees with it (within maxJump of its
+// newest frame), else a new run. A run of confirm frames is adopted.
+func (e *Engine) candidate(f *frame.Frame) {
+	if len(e.cand) > 0 {
+		d := f.Time - e.candMax
+		if f.Time < e.candMax {
+			d = e.candMax - f.Time
+		}
+		if d < 0 || d > e.maxJump { // d < 0: the difference overflowed
+			e.dropCandidates()
+		}
+	}
+	if len(e.cand) == 0 || f.Time > e.candMax {
+		e.candMax = f.Time
+	}
+	e.cand = append(e.cand, *f) // within its capacity: no allocation
+	if len(e.cand) >= e.confirm {
+		e.adopt()
+	}
+}
+
+// dropCandidates counts the held frames as outliers and forgets them.
+func (e *Engine) dropCandidates() {
+	for i := range e.cand {
+		t := e.cand[i].Time
+		if ahead, _ := e.offset(t); ahead {
+			e.stats.Future++
+		} else {
+			e.stats.Past++
+		}
+		e.stats.LastOutlier = t
+	}
+	e.cand = e.cand[:0]
+}
+
+// adopt makes the held run the clock's new timebase: it restarts the
+// policies' timing at the run's earliest frame and then runs the held
+// frames, in the order they came, as if they had come now.
+func (e *Engine) adopt() {
+	t := e.cand[0].Time
+	for i := range e.cand {
+		t = min(t, e.cand[i].Time)
+	}
+	e.stats.Discontinuities++
+	e.stats.LastJump = satSub(t, e.now)
+	e.restart(t)
+	for i := range e.cand {
+		e.apply(&e.cand[i])
+	}
+	e.cand = e.cand[:0]
+}
+
+// satSub returns a−b, saturated at the int64 range.
+func satSub(a, b int64) int64 {
+	d := a - b
+	switch {
+	case a >= b && d < 0:
+		return math.MaxInt64
+	case a < b && d >= 0:
+		return math.MinInt64
+	}
+	return d
+}
+
+// restart moves the clock to t on a new timebase. The old timebase's
+// deadlines mean nothing there: the open window is sent, and every
+// timer starts again from t, as if each signal had last been published
+// one cap period before t, each held value had come at t, and each
+// message had just sent a frame. So the next value of every signal goes
+// out at once (superseding a held one, as after any cap window), a held
+// value whose message does not come back goes out at its grace deadline
+// on the new timebase, no stale mark fires for the step itself, and a
+// message that does not come back is marked stale its stale_after after
+// t. Seq goes on.
+func (e *Engine) restart(t int64) {
+	if e.win != nil {
+		if e.win.Len() > 0 {
+			e.sendWindow()
+		}
+		e.winEnd = math.MinInt64
+	}
+	for _, h := range e.heap {
+		e.hpos[h.id] = -1
+	}
+	e.heap = e.heap[:0]
+	e.now, e.latest = t, t
+	for i := range e.sigs {
+		if s := &e.sigs[i]; s.hasPub {
+			s.lastPubAt = t - s.interval
+			s.lastAt = t
+			e.schedule(s)
+		}
+	}
+	nsig := int32(len(e.sigs))
+	for m := range e.msgs {
+		ms := &e.msgs[m]
+		ms.seen = t
+		if ms.minStale > 0 {
+			e.arm(nsig+int32(m), t+ms.minStale)
+		}
+	}
+}
+
+// apply runs f on the clock's timebase: it moves now on to f's time, or
+// counts f late when it is behind, and runs its values.
+func (e *Engine) apply(f *frame.Frame) {
 	t := f.Time
 	switch {
 	case !e.begun:
-		e.begun, e.now = true, t
+		e.begun, e.now, e.latest = true, t, t
 	case t < e.now:
 		e.stats.Late++
 	default:
+		prev := e.now
 		e.fireBefore(t)
 		e.now = t
+		e.stats.Span += time.Duration(t - prev)
 	}
+	e.latest = max(e.latest, t)
 	e.closeWindow()
 	msg, vals := e.dec.Decode(f, e.vals[:0])
 	if msg == nil {
@@ -390,7 +544,7 @@ func (e *Engine) value(v *decoder.Value, ts int64) {
 func (s *sigState) setSample(v *decoder.Value, ts int64) {
 	l := &s.last
 	s.hasLast = true
-	l.ts = ts
+	l.ts, s.lastAt = ts, ts
 	l.flags = 0
 	if v.Flags&decoder.OutOfRange != 0 {
 		l.flags = envelope.OutOfRange
@@ -617,12 +771,17 @@ func (e *Engine) advance(t int64) {
 	if !e.begun || t <= e.now {
 		return
 	}
+	prev := e.now
 	e.fireBefore(t)
 	e.now = t
+	e.stats.Span += time.Duration(t - prev)
 	e.closeWindow()
 }
 
 func (e *Engine) flush(t int64) {
+	// Frames still waiting to confirm a new timebase did not: the
+	// stream ended first.
+	e.dropCandidates()
 	e.advance(t)
 	for i := range e.sigs {
 		if s := &e.sigs[i]; s.pending {

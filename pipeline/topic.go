@@ -62,3 +62,54 @@ func checkTopic(t string) error {
 	}
 	return nil
 }
+
+// topicClashes collects every topic the template gives to more than
+// one published signal, so that one error lets a user fix them all.
+type topicClashes struct {
+	topics []string                 // in the order first found
+	sigs   map[string][]*dbc.Signal // by topic, in signal order
+}
+
+func (c *topicClashes) add(topic string, owner, sig *dbc.Signal) {
+	if c.sigs == nil {
+		c.sigs = make(map[string][]*dbc.Signal)
+	}
+	if _, ok := c.sigs[topic]; !ok {
+		c.topics = append(c.topics, topic)
+		c.sigs[topic] = []*dbc.Signal{owner}
+	}
+	c.sigs[topic] = append(c.sigs[topic], sig)
+}
+
+// err lists every clash on one line: the count, the way out, then each
+// topic with the signals that share it.
+func (c *topicClashes) err(tmpl string) error {
+	var b strings.Builder
+	for i, topic := range c.topics {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		sigs := c.sigs[topic]
+		for j, s := range sigs {
+			switch {
+			case j == 0:
+			case j == len(sigs)-1:
+				b.WriteString(" and ")
+			default:
+				b.WriteString(", ")
+			}
+			b.WriteString(s.FullName())
+		}
+		fmt.Fprintf(&b, " → %q", topic)
+	}
+	nsig := 0
+	for _, sigs := range c.sigs {
+		nsig += len(sigs)
+	}
+	what := fmt.Sprintf("1 topic (%d signals)", nsig)
+	if n := len(c.topics); n > 1 {
+		what = fmt.Sprintf("%d topics (%d signals)", n, nsig)
+	}
+	return fmt.Errorf("%w: template %q gives more than one signal the same topic on %s; put {message} in the template or set publish: false for all but one signal of each: %s",
+		ErrTopic, tmpl, what, b.String())
+}

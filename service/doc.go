@@ -81,6 +81,9 @@
 //	candec_frames_unknown_id_total         frames of IDs not in the DBC
 //	candec_frames_decoded_total            frames decoded
 //	candec_values_decoded_total            signal values decoded
+//	candec_frames_late_total               frames behind the policy clock by at most 10 s, run at its time
+//	candec_frames_clock_outliers_total{direction} future, past: frames over 10 s from the clock, dropped
+//	candec_clock_discontinuities_total     new timebases of the frames' clock (policies restarted)
 //	candec_envelopes_published_total{kind} value, trailing, heartbeat, stale, flush, republish, window
 //	candec_envelopes_suppressed_total{reason} cap, unchanged, coalesced
 //	candec_heartbeats_total                heartbeat envelopes

@@ -56,11 +56,44 @@ func readCapture(t testing.TB, path string, d time.Duration) []frame.Frame {
 // package documentation). The watermark still moves the live clock after
 // the last batch, and the offline run ends at the same time.
 func TestOfflineLiveEquivalence(t *testing.T) {
+	frames := readCapture(t, "../testdata/idle.log", 5*time.Second)
+	equivalence(t, frames)
+}
+
+// TestOfflineLiveEquivalenceClockJumps: the clock guard decides the same
+// live and offline. The capture is 3 s of testdata/idle.log with one
+// frame stamped in the year 2200 in the middle (dropped), then the same
+// 3 s again 3 h earlier (captures joined: a discontinuity).
+func TestOfflineLiveEquivalenceClockJumps(t *testing.T) {
+	part := readCapture(t, "../testdata/idle.log", 3*time.Second)
+	var frames []frame.Frame
+	frames = append(frames, part[:len(part)/2]...)
+	wild := part[len(part)/2]
+	wild.Time = 7_258_118_400 * int64(time.Second)
+	frames = append(frames, wild)
+	frames = append(frames, part[len(part)/2:]...)
+	for _, f := range part {
+		f.Time -= 3 * int64(time.Hour)
+		frames = append(frames, f)
+	}
+	r := equivalence(t, frames)
+	st := r.engine.Stats()
+	if st.Future != 1 || st.Past != 0 || st.Discontinuities != 1 {
+		t.Errorf("engine: future %d, past %d, discontinuities %d; want 1, 0, 1", st.Future, st.Past, st.Discontinuities)
+	}
+	if f, d := counter(t, r.m.clock.future), counter(t, r.m.clock.discontinuities); f != 1 || d != 1 {
+		t.Errorf("metrics: future %v, discontinuities %v; want 1, 1", f, d)
+	}
+}
+
+// equivalence plays frames through the live service and offline and
+// requires the same envelopes; it returns the stopped service.
+func equivalence(t *testing.T, frames []frame.Frame) *running {
+	t.Helper()
 	db, err := dbc.Load("../testdata/yukart.dbc")
 	if err != nil {
 		t.Fatal(err)
 	}
-	frames := readCapture(t, "../testdata/idle.log", 5*time.Second)
 
 	b := brokertest.Start(t)
 	sub := brokertest.Connect(t, b.URL)
@@ -72,13 +105,31 @@ func TestOfflineLiveEquivalence(t *testing.T) {
 	r.waitConnected(t, sub)
 
 	pub := brokertest.Connect(t, b.URL)
+	// A shadow engine says how many frames the service will have
+	// accounted for (decoded, unknown, or dropped by the clock guard)
+	// once it has run a batch: frames held to confirm a new timebase
+	// are not, yet.
+	shadow, err := pipeline.New(db, pipeline.Config{}, pipeline.SinkFunc(func(*pipeline.Out) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var seq uint64
 	for start := 0; start < len(frames); {
+		// 10 ms batches; a frame whose time goes back starts a new one.
 		end := start
-		for end < len(frames) && frames[end].Time < frames[start].Time+int64(10*time.Millisecond) {
+		for end < len(frames) && frames[end].Time >= frames[start].Time && frames[end].Time < frames[start].Time+int64(10*time.Millisecond) {
 			end++
 		}
-		r.sendPaced(t, pub, seq, frames[start:end])
+		for i := start; i < end; i++ {
+			shadow.Frame(&frames[i])
+		}
+		st := shadow.Stats()
+		want := float64(st.Decoded + st.Unknown + st.Future + st.Past)
+		pub.Publish(DefaultRawTopic, batch(t, seq, frames[start:end]), false)
+		waitUntil(t, "batch decoded and published", func() bool {
+			got := counter(t, r.m.decoded) + counter(t, r.m.unknownID) + counter(t, r.m.clock.future) + counter(t, r.m.clock.past)
+			return got >= want && r.out.len() == 0
+		})
 		seq += uint64(end - start)
 		start = end
 	}
@@ -161,4 +212,5 @@ func TestOfflineLiveEquivalence(t *testing.T) {
 		}
 	}
 	t.Logf("%d frames, %d envelopes on %d topics, equal live and offline; by kind %v", len(frames), len(offline), len(offBy), kinds)
+	return r
 }

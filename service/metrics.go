@@ -2,6 +2,8 @@ package service
 
 import (
 	"fmt"
+	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -43,6 +45,7 @@ type metrics struct {
 	publishErrors  prometheus.Counter
 	connections    prometheus.Counter
 	latency        prometheus.Histogram
+	clock          *clockMetrics
 }
 
 func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64) (*metrics, error) {
@@ -83,11 +86,12 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 	m.suppressedCap = sup.WithLabelValues(reasonCap)
 	m.suppressedSame = sup.WithLabelValues(reasonUnchanged)
 	m.coalesced = sup.WithLabelValues(reasonCoalesced)
+	m.clock = newClockMetrics()
 
 	cs := []prometheus.Collector{
 		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, m.rawInvalid, m.bridgeRestarts,
 		m.unknownID, m.decoded, m.values, m.heartbeats, m.staleMarks, m.publishErrors,
-		m.connections, m.latency, pub, sup,
+		m.connections, m.latency, pub, sup, m.clock.late, m.clock.outliers, m.clock.discontinuities,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "candec_publish_queue_depth",
 			Help: "Topics with an envelope waiting for the broker (at most one per topic: the latest wins).",
@@ -115,4 +119,69 @@ func (m *metrics) add(prev, cur *pipeline.Stats) {
 	m.suppressedSame.Add(float64(cur.SuppressedUnchanged - prev.SuppressedUnchanged))
 	m.heartbeats.Add(float64(cur.Published(pipeline.KindHeartbeat) - prev.Published(pipeline.KindHeartbeat)))
 	m.staleMarks.Add(float64(cur.Published(pipeline.KindStale) - prev.Published(pipeline.KindStale)))
+	m.clock.add(prev, cur)
+}
+
+// clockMetrics count and log the frames the engine's clock did not take
+// as they came (see "Clock jumps" in package pipeline): late frames,
+// frames dropped for an implausible timestamp, new timebases.
+type clockMetrics struct {
+	late, future, past, discontinuities prometheus.Counter
+	outliers                            *prometheus.CounterVec
+
+	// Each kind of event is logged at most once per badBatchLogPeriod,
+	// with the counts since the last line.
+	outlierLog, jumpLog         rateLimit
+	loggedOutliers, loggedJumps uint64
+}
+
+func newClockMetrics() *clockMetrics {
+	jump := pipeline.DefaultMaxClockJump
+	c := &clockMetrics{
+		late: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "candec_frames_late_total",
+			Help: fmt.Sprintf("Frames behind the policy clock by at most %s, run at the clock's time.", jump),
+		}),
+		outliers: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "candec_frames_clock_outliers_total",
+			Help: fmt.Sprintf("Frames more than %s ahead of (future) or behind (past) the policy clock that no run of %d frames confirmed as a new timebase: dropped, never published.", jump, pipeline.DefaultClockConfirm),
+		}, []string{"direction"}),
+		discontinuities: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "candec_clock_discontinuities_total",
+			Help: "New timebases of the frames' clock (a bridge restart, a clock step): the policies' timing restarted.",
+		}),
+		outlierLog: rateLimit{period: badBatchLogPeriod},
+		jumpLog:    rateLimit{period: badBatchLogPeriod},
+	}
+	c.future = c.outliers.WithLabelValues("future")
+	c.past = c.outliers.WithLabelValues("past")
+	return c
+}
+
+func (c *clockMetrics) add(prev, cur *pipeline.Stats) {
+	c.late.Add(float64(cur.Late - prev.Late))
+	c.future.Add(float64(cur.Future - prev.Future))
+	c.past.Add(float64(cur.Past - prev.Past))
+	c.discontinuities.Add(float64(cur.Discontinuities - prev.Discontinuities))
+}
+
+// log reports new outliers and discontinuities in cur; clock is the
+// engine's time.
+func (c *clockMetrics) log(l *slog.Logger, now time.Time, clock int64, cur *pipeline.Stats) {
+	if n := cur.Future + cur.Past; n > c.loggedOutliers {
+		if ok, _ := c.outlierLog.allow(now); ok {
+			l.Warn("frames with implausible timestamps dropped: too far from the policy clock",
+				"frames", n-c.loggedOutliers, "latest_ts", time.Unix(0, cur.LastOutlier).UTC(),
+				"clock", time.Unix(0, clock).UTC(), "max_jump", pipeline.DefaultMaxClockJump)
+			c.loggedOutliers = n
+		}
+	}
+	if cur.Discontinuities > c.loggedJumps {
+		if ok, _ := c.jumpLog.allow(now); ok {
+			l.Warn("the frames' clock jumped: policy timing restarted on the new timebase",
+				"discontinuities", cur.Discontinuities-c.loggedJumps, "latest_step", time.Duration(cur.LastJump),
+				"clock", time.Unix(0, clock).UTC())
+			c.loggedJumps = cur.Discontinuities
+		}
+	}
 }

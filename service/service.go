@@ -413,11 +413,12 @@ func (s *Service) handleBatch(b []byte) {
 	for i := range n {
 		batch.Frame(i, &s.f)
 		s.engine.Frame(&s.f)
-		if s.f.Time > s.lastTS {
-			s.lastTS = s.f.Time
-		}
 	}
 	if n > 0 {
+		// The engine's newest frame time on its timebase: a frame it
+		// dropped for an implausible timestamp must not drag the
+		// watermark along, and a new timebase must.
+		s.lastTS = s.engine.Latest()
 		s.lastWall = s.now()
 		s.started = true
 	}
@@ -446,6 +447,7 @@ func (s *Service) advance() {
 func (s *Service) syncStats() {
 	cur := s.engine.Stats()
 	s.m.add(&s.stats, &cur)
+	s.m.clock.log(s.log, s.now(), s.engine.Now(), &cur)
 	s.stats = cur
 }
 

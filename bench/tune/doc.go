@@ -7,5 +7,8 @@
 // signal), and the signals that cost the most.
 //
 // Time is the capture's: the counts are what the live service would
-// publish for the same frames.
+// publish for the same frames. The engine's clock guard applies as in
+// the service: frames with implausible timestamps are dropped and
+// counted, joined captures are discontinuities, and the duration the
+// rates are per is the time the clock covered, jumps left out.
 package tune

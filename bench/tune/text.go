@@ -6,6 +6,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/yukart/candec/bench/report"
+	"github.com/yukart/candec/pipeline"
 )
 
 // WriteText writes the report for a person: the totals, then the top
@@ -13,6 +14,10 @@ import (
 func (r *Report) WriteText(w io.Writer, top int) error {
 	fmt.Fprintf(w, "capture: %s frames in %.1f s (%s frames/s), %s unknown\n",
 		report.Thousands(float64(r.Frames)), r.DurationS, report.Thousands(r.FramesPerS), report.Thousands(float64(r.Unknown)))
+	clock := pipeline.Stats{Late: r.Late, Future: r.Future, Past: r.Past, Discontinuities: r.Discontinuities}
+	if c := clock.ClockSummary(); c != "" {
+		fmt.Fprintln(w, c)
+	}
 	fmt.Fprintf(w, "envelopes/s: %s   deliveries/s to %d all-signal subscribers: %s\n",
 		report.Thousands(r.EnvelopesPerS), r.Subscribers, report.Thousands(r.DeliveriesPerS))
 	if r.WindowsPerS > 0 {

@@ -18,6 +18,8 @@ import (
 var (
 	// ErrEmpty: the capture holds no frame.
 	ErrEmpty = errors.New("tune: capture holds no frame")
+	// ErrConfig is wrapped by errors in a Config.
+	ErrConfig = errors.New("tune: bad config")
 )
 
 // DefaultSubscribers is the number of all-signal subscribers the report
@@ -29,9 +31,13 @@ type Config struct {
 	// DB is the database; Policy the policy (nil: the default policy).
 	DB     *dbc.Database
 	Policy *pipeline.PolicyFile
-	// Subscribers is how many subscribers take every signal; default
-	// DefaultSubscribers.
+	// Subscribers is how many subscribers take every signal; 0 means
+	// DefaultSubscribers, a negative number is an error.
 	Subscribers int
+	// TopicTemplate names the topics, as the service's topic_template
+	// and decode --policy's --topic-template ("" for the default); a DBC
+	// that repeats signal names in several messages needs {message}.
+	TopicTemplate string
 	// Window adds the window stream, to compare its deliveries.
 	Window bool
 }
@@ -64,6 +70,14 @@ type Report struct {
 	FramesPerS float64 `json:"frames_per_s"`
 	// Unknown counts frames whose ID is not in the database.
 	Unknown uint64 `json:"unknown_frames"`
+	// Late, Future, Past and Discontinuities are the clock's counts (see
+	// pipeline.Stats): frames behind the clock run at its time, frames
+	// with implausible timestamps dropped, new timebases adopted. The
+	// duration leaves the steps of discontinuities out.
+	Late            uint64 `json:"late_frames"`
+	Future          uint64 `json:"future_frames_dropped"`
+	Past            uint64 `json:"past_frames_dropped"`
+	Discontinuities uint64 `json:"discontinuities"`
 	// EnvelopesPerS and DeliveriesPerS are the totals: envelopes
 	// published, and delivered to Subscribers all-signal subscribers.
 	EnvelopesPerS  float64 `json:"envelopes_per_s"`
@@ -82,7 +96,10 @@ type Report struct {
 // Analyze reads every frame of r through the pipeline engine and
 // returns the costs.
 func Analyze(r *capture.Reader, cfg Config) (*Report, error) {
-	if cfg.Subscribers <= 0 {
+	if cfg.Subscribers < 0 {
+		return nil, fmt.Errorf("%w: subscribers must be 0 (the default, %d) or more, got %d", ErrConfig, DefaultSubscribers, cfg.Subscribers)
+	}
+	if cfg.Subscribers == 0 {
 		cfg.Subscribers = DefaultSubscribers
 	}
 	pol := cfg.Policy
@@ -91,7 +108,7 @@ func Analyze(r *capture.Reader, cfg Config) (*Report, error) {
 	}
 	envelopes := make([]uint64, len(cfg.DB.Signals))
 	var windows uint64
-	pcfg := pipeline.Config{Policies: pol}
+	pcfg := pipeline.Config{Policies: pol, TopicTemplate: cfg.TopicTemplate}
 	if cfg.Window {
 		pcfg.Window = &pipeline.WindowConfig{}
 	}
@@ -112,9 +129,8 @@ func Analyze(r *capture.Reader, cfg Config) (*Report, error) {
 	changes := make([]uint64, len(cfg.DB.Signals))
 	last := make([]uint64, len(cfg.DB.Signals))
 	var (
-		f           frame.Frame
-		frames      uint64
-		first, tEnd int64
+		f      frame.Frame
+		frames uint64
 	)
 	for {
 		err := r.Next(&f)
@@ -124,11 +140,7 @@ func Analyze(r *capture.Reader, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tune: %w", err)
 		}
-		if frames == 0 {
-			first = f.Time
-		}
 		frames++
-		tEnd = max(tEnd, f.Time)
 		eng.Frame(&f)
 		_, vals = dec.Decode(&f, vals)
 		for i := range vals {
@@ -147,22 +159,29 @@ func Analyze(r *capture.Reader, cfg Config) (*Report, error) {
 	if frames == 0 {
 		return nil, ErrEmpty
 	}
-	eng.Flush(tEnd)
+	// The clock's time and span, not the frames' extremes: a frame
+	// with an implausible timestamp moves neither.
+	dur := eng.Stats().Span
+	eng.Flush(eng.Now())
 
-	dur := time.Duration(tEnd - first)
 	secs := dur.Seconds()
 	if secs <= 0 {
 		secs = 1 // one instant: report counts as per second
 	}
 	st := eng.Stats()
 	rep := &Report{
-		Frames:      frames,
-		Duration:    dur,
-		DurationS:   dur.Seconds(),
-		FramesPerS:  float64(frames) / secs,
-		Unknown:     st.Unknown,
-		Subscribers: cfg.Subscribers,
-		ByKind:      map[string]float64{},
+		Frames:     frames,
+		Duration:   dur,
+		DurationS:  dur.Seconds(),
+		FramesPerS: float64(frames) / secs,
+		Unknown:    st.Unknown,
+
+		Late:            st.Late,
+		Future:          st.Future,
+		Past:            st.Past,
+		Discontinuities: st.Discontinuities,
+		Subscribers:     cfg.Subscribers,
+		ByKind:          map[string]float64{},
 	}
 	for _, k := range pipeline.Kinds() {
 		if n := st.Published(k); n > 0 && k != pipeline.KindWindow {

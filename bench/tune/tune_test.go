@@ -135,3 +135,59 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+func TestAnalyzeConfig(t *testing.T) {
+	r := func() *capture.Reader { return capture.NewReader(strings.NewReader(captureOf(10)), capture.Options{}) }
+	_, err := Analyze(r(), Config{DB: database(t), Subscribers: -5})
+	if want := "tune: bad config: subscribers must be 0 (the default, 5) or more, got -5"; !errors.Is(err, ErrConfig) || err.Error() != want {
+		t.Errorf("Analyze(subscribers -5) = %v, want %q", err, want)
+	}
+	rep, err := Analyze(r(), Config{DB: database(t), TopicTemplate: "car/{message}/{signal}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rep.Signals[0].Topic; got != "car/Msg/Counter" && got != "car/Msg/Const" {
+		t.Errorf("topic %q, want car/Msg/… from the template", got)
+	}
+	if rep.Subscribers != DefaultSubscribers {
+		t.Errorf("subscribers %d, want the default %d", rep.Subscribers, DefaultSubscribers)
+	}
+}
+
+// TestAnalyzeClock: a frame stamped in 2200 is dropped and counted and
+// does not stretch the duration; captures joined with time going back
+// are one discontinuity, and the duration is the sum of both.
+func TestAnalyzeClock(t *testing.T) {
+	c := captureOf(1000) // 1000.00 … 1009.99 s
+	lines := strings.SplitAfter(c, "\n")
+	future := strings.Join(lines[:500], "") + "(7258118400.000000) can0 100#FF01000000000000\n" + strings.Join(lines[500:], "")
+	var back strings.Builder
+	for i := range 1000 {
+		fmt.Fprintf(&back, "(%d.%06d) can0 100#%02X01000000000000\n", 1+i/100, (i%100)*10000, i%256)
+	}
+	for _, tt := range []struct {
+		name, capture                  string
+		secs                           float64
+		future, discontinuities, frame uint64
+		text                           string
+	}{
+		{"2200", future, 9.99, 1, 0, 1001, "clock: 1 future dropped"},
+		{"joined", c + back.String(), 19.98, 0, 1, 2000, "clock: 1 discontinuity"},
+	} {
+		rep, err := Analyze(capture.NewReader(strings.NewReader(tt.capture), capture.Options{}), Config{DB: database(t)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(rep.DurationS-tt.secs) > 1e-9 || rep.Future != tt.future || rep.Discontinuities != tt.discontinuities || rep.Frames != tt.frame {
+			t.Errorf("%s: %.3f s, %d future, %d discontinuities, %d frames; want %.3f, %d, %d, %d",
+				tt.name, rep.DurationS, rep.Future, rep.Discontinuities, rep.Frames, tt.secs, tt.future, tt.discontinuities, tt.frame)
+		}
+		var buf bytes.Buffer
+		if err := rep.WriteText(&buf, 0); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), "\n"+tt.text+"\n") {
+			t.Errorf("%s: text lacks %q:\n%s", tt.name, tt.text, buf.String())
+		}
+	}
+}

@@ -25,8 +25,9 @@ func runTune(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "tune", "--dbc FILE[,FILE] [--policy FILE] [flags] CAPTURE|-")
 	dbcs := fs.String("dbc", "testdata/yukart.dbc", "DBC `FILE[,FILE]`")
 	policy := fs.String("policy", "", "policy `FILE` (default: the built-in default policy)")
-	subs := fs.Int("subscribers", tune.DefaultSubscribers, "all-signal subscribers the deliveries are counted for")
+	subs := fs.Int("subscribers", tune.DefaultSubscribers, "all-signal subscribers the deliveries are counted for (`N` ≥ 1)")
 	top := fs.Int("top", 20, "show the `N` costliest signals (0: all)")
+	template := fs.String("topic-template", "", "topic `TEMPLATE`: {signal}, {message}, {bus} (default yukart/vehicle/{signal}; a DBC that repeats signal names needs {message})")
 	window := fs.Bool("window", false, "also count the window stream's messages")
 	asJSON := fs.Bool("json", false, "write the report as JSON")
 	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines instead of stopping")
@@ -36,6 +37,14 @@ func runTune(ctx context.Context, e env, args []string) error {
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return &exitError{2, fmt.Errorf("tune: want one capture file (or - for standard input)")}
+	}
+	// Zero or negative counts are mistakes, not requests for the
+	// defaults: say so rather than report something else.
+	if *subs < 1 {
+		return &exitError{2, fmt.Errorf("tune: --subscribers must be 1 or more, got %d", *subs)}
+	}
+	if *top < 0 {
+		return &exitError{2, fmt.Errorf("tune: --top must be 0 (all signals) or more, got %d", *top)}
 	}
 	db, err := dbc.Load(strings.Split(*dbcs, ",")...)
 	if err != nil {
@@ -57,7 +66,7 @@ func runTune(ctx context.Context, e env, args []string) error {
 		in = f
 	}
 	rep, err := tune.Analyze(capture.NewReader(in, capture.Options{SkipInvalid: *skip}), tune.Config{
-		DB: db, Policy: pol, Subscribers: *subs, Window: *window,
+		DB: db, Policy: pol, Subscribers: *subs, Window: *window, TopicTemplate: *template,
 	})
 	if err != nil {
 		return err

@@ -42,6 +42,9 @@ type policyOptions struct {
 // envelopes for the same frames (same value, ts and seq; the epoch
 // differs). A summary goes to stderr.
 func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath string, r io.Reader, opts policyOptions) error {
+	if opts.Tail < 0 {
+		return &exitError{2, fmt.Errorf("decode: --tail must be 0 or more, got %s", opts.Tail)}
+	}
 	cfg := pipeline.Config{TopicTemplate: opts.Template, Epoch: opts.Epoch}
 	if policyPath != "" {
 		p, err := pipeline.LoadPolicy(policyPath)
@@ -70,7 +73,6 @@ func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath s
 	}
 	rd := capture.NewReader(r, capture.Options{SkipInvalid: opts.SkipInvalid})
 	var f frame.Frame
-	var first, last int64
 	n := 0
 	for {
 		if err := rd.Next(&f); err != nil {
@@ -82,14 +84,9 @@ func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath s
 		if opts.Bus >= 0 && int(f.Bus) != opts.Bus {
 			continue
 		}
-		if n == 0 {
-			first = f.Time
-		}
-		// The live service's clock never runs ahead of the next frame
-		// it receives; advancing to it first is what it would do.
-		eng.Advance(f.Time)
+		// Frame moves the clock to f's time, as the live service's
+		// watermark would before it, unless f's time is implausible.
 		eng.Frame(&f)
-		last = max(last, f.Time)
 		if n++; n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -99,13 +96,16 @@ func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath s
 			return fmt.Errorf("decode: write: %w", werr)
 		}
 	}
-	end := last + int64(opts.Tail)
+	// The span is the frames' (the tail left out), and the end is the
+	// clock's: neither is moved by a frame whose time was implausible.
+	span := eng.Stats().Span
+	end := eng.Now() + int64(opts.Tail)
 	eng.Advance(end)
 	eng.Flush(end)
 	if err := w.Flush(); err != nil || werr != nil {
 		return fmt.Errorf("decode: write: %w", errors.Join(werr, err))
 	}
-	writePolicySummary(e.stderr, eng.Stats(), n, time.Duration(last-first))
+	writePolicySummary(e.stderr, eng.Stats(), n, span)
 	return nil
 }
 
@@ -125,6 +125,9 @@ func writePolicySummary(w io.Writer, s pipeline.Stats, frames int, span time.Dur
 	fmt.Fprintf(w, "; suppressed: cap %d, unchanged %d", s.SuppressedCap, s.SuppressedUnchanged)
 	if s.Unpublished > 0 {
 		fmt.Fprintf(w, ", publish:false %d", s.Unpublished)
+	}
+	if c := s.ClockSummary(); c != "" {
+		fmt.Fprintf(w, "; %s", c)
 	}
 	fmt.Fprintln(w)
 }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/yukart/candec/internal/realdata"
+)
+
+// TestTuneBadFlags: a count out of range is refused with the flag's name
+// and range, not silently replaced by the default.
+func TestTuneBadFlags(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--subscribers", "0"}, "tune: --subscribers must be 1 or more, got 0"},
+		{[]string{"--subscribers", "-5"}, "tune: --subscribers must be 1 or more, got -5"},
+		{[]string{"--top", "-1"}, "tune: --top must be 0 (all signals) or more, got -1"},
+		{[]string{"--topic-template", "car/{signl}"}, "unknown placeholder {signl}"},
+	} {
+		args := append(append([]string{"tune", "--dbc", "../../testdata/yukart.dbc"}, tt.args...), "../../testdata/idle.log")
+		var out bytes.Buffer
+		err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, args)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) == 0 {
+			t.Errorf("tune %s: %v (exit %d), want an error containing %q", strings.Join(tt.args, " "), err, exitCode(err), tt.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("tune %s wrote a report:\n%s", strings.Join(tt.args, " "), out.String())
+		}
+	}
+}
+
+// TestTuneTopicTemplate: the Toyota DBCs repeat signal names across
+// messages; tune names every clash, and runs with {message} in the
+// template, as decode --policy and the service do.
+func TestTuneTopicTemplate(t *testing.T) {
+	dir := realdata.Dir(t)
+	data, err := os.ReadFile(filepath.Join(dir, "logs", "rav4_2017_highway_1min.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	capt := filepath.Join(t.TempDir(), "rav4.log")
+	if err := os.WriteFile(capt, []byte(strings.Join(strings.SplitAfter(string(data), "\n")[:5000], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ dbc, clashes string }{
+		{"toyota_new_mc_pt_generated.dbc", `on 20 topics`},
+		{"toyota_adas.dbc", `on 9 topics`},
+	} {
+		args := []string{"tune", "--dbc", filepath.Join(dir, "dbc", tt.dbc), capt}
+		err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, args)
+		if err == nil || !strings.Contains(err.Error(), tt.clashes) {
+			t.Errorf("tune %s: %v, want every clash (%s)", tt.dbc, err, tt.clashes)
+		}
+		var out bytes.Buffer
+		args = []string{"tune", "--dbc", filepath.Join(dir, "dbc", tt.dbc), "--topic-template", "car/{message}/{signal}", "--top", "1", capt}
+		if err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, args); err != nil {
+			t.Errorf("tune %s --topic-template: %v", tt.dbc, err)
+		}
+		if !strings.Contains(out.String(), "top 1 of") {
+			t.Errorf("tune %s --topic-template: no report:\n%s", tt.dbc, out.String())
+		}
+	}
+}
+
+// TestTuneClockLine: the report says which frames the clock dropped, and
+// its duration is not stretched by them.
+func TestTuneClockLine(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/idle.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")[:2000]
+	capt := filepath.Join(t.TempDir(), "c.log")
+	body := strings.Join(lines[:1000], "") + "(7258118400.000000) can0 0A0#FA0007002C00F198\n" + strings.Join(lines[1000:], "")
+	if err := os.WriteFile(capt, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, []string{"tune", "--dbc", "../../testdata/yukart.dbc", capt}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"capture: 2,001 frames in 2.2 s", "\nclock: 1 future dropped\n", "envelopes/s: 1,103 "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
