@@ -79,6 +79,16 @@ type Config struct {
 	OnDown func()
 	// OnConnectError is called when an attempt fails; it must not block.
 	OnConnectError func(error)
+	// OnServerDisconnect is called when the broker ends the connection
+	// with a DISCONNECT packet, with its reason code
+	// (ReasonSessionTakenOver: another client connected with the same
+	// client id). OnConnectionLost is called when the connection fails
+	// otherwise, with the error (io.EOF: the broker closed it without a
+	// DISCONNECT, as mosquitto 2.0 does to the older of two connections
+	// with one client id). One of the two is called per lost connection,
+	// on its own goroutine, before or after OnDown; neither may block.
+	OnServerDisconnect func(reason byte)
+	OnConnectionLost   func(error)
 	// OnPublish receives every message; it is called from paho's single
 	// receiving goroutine and must not block for long. The Publish and
 	// its payload belong to the callee.
@@ -104,6 +114,7 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 	keepAlive := orDefault(c.KeepAlive, DefaultKeepAlive)
 	connectTimeout := orDefault(c.ConnectTimeout, DefaultConnectTimeout)
 	reconnectMax := orDefault(c.ReconnectMax, DefaultReconnectMax)
+	sched := newSchedule(min(minReconnect, reconnectMax), reconnectMax)
 	user, pass := c.Username, c.Password
 	if u.User != nil && user == "" {
 		user = u.User.Username()
@@ -114,18 +125,29 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 		TlsCfg:                        tlsCfg,
 		KeepAlive:                     uint16(min(keepAlive/time.Second, 65535)),
 		CleanStartOnInitialConnection: true,
-		ReconnectBackoff:              backoff(reconnectMax),
+		ReconnectBackoff:              sched.wait,
 		ConnectTimeout:                connectTimeout,
 		ConnectUsername:               user,
 		ConnectPassword:               []byte(pass),
-		OnConnectionUp:                c.OnUp,
-		OnConnectError:                c.OnConnectError,
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
+			sched.up()
+			if c.OnUp != nil {
+				c.OnUp(cm, ca)
+			}
+		},
+		OnConnectError: c.OnConnectError,
 		AttemptConnection: func(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
 			ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 			defer cancel()
 			return Dial(ctx, u, tlsCfg)
 		},
 		ClientConfig: paho.ClientConfig{ClientID: c.ClientID},
+	}
+	if on := c.OnConnectionLost; on != nil {
+		cfg.OnClientError = on
+	}
+	if on := c.OnServerDisconnect; on != nil {
+		cfg.OnServerDisconnect = func(d *paho.Disconnect) { on(d.ReasonCode) }
 	}
 	if c.OnDown != nil {
 		cfg.OnConnectionDown = func() bool { c.OnDown(); return true }
@@ -158,19 +180,6 @@ func Connect(ctx context.Context, c Config) (*autopaho.ConnectionManager, error)
 		return nil, fmt.Errorf("mqttclient: %w", err)
 	}
 	return cm, nil
-}
-
-// backoff waits 100 ms after the first failed attempt, then up to twice
-// as long each time, at most max.
-func backoff(max time.Duration) autopaho.Backoff {
-	if max <= minReconnect {
-		return autopaho.NewConstantBackoff(max)
-	}
-	initial := min(5*minReconnect, max)
-	if initial <= minReconnect {
-		initial = max
-	}
-	return autopaho.NewExponentialBackoff(minReconnect, max, initial, 2)
 }
 
 // ParseURL checks a broker URL and fills in the default port.

@@ -48,7 +48,22 @@
 // # Connection
 //
 // MQTT v5 through package mqttclient (autopaho), with TCP_NODELAY and
-// reconnection with exponential backoff up to reconnect_max. The will is
+// reconnection with exponential backoff and jitter up to reconnect_max,
+// for as long as the service runs: without a broker it keeps retrying,
+// logs "connect failed; retrying with backoff" (at most once every 10 s),
+// counts candec_broker_connect_failures_total, and /healthz answers 503
+// "not connected … retrying". A connection that drops soon after it came
+// up does not reset the backoff, so two instances started with the same
+// client_id (each connection takes the session over from the other) do
+// not reconnect in a tight loop: each says once every 10 s "another
+// client took over client id …" and counts
+// candec_broker_takeovers_total. The broker tells a takeover with MQTT
+// v5 DISCONNECT reason 0x8E, or (mosquitto 2.0) by closing the
+// connection without one; a connection the broker closes sooner than
+// max(10 s, 2 × reconnect_max) after accepting it counts as a takeover.
+// Lines about the connection (connected, lost, attempt failed, taken
+// over) each come at most once every 10 s, with the number held back.
+// The will is
 // "offline", retained, on the status topic. On every connection the
 // service publishes "online" (retained, QoS 1), then — on a reconnect —
 // republishes every signal's last envelope (the broker may have lost its
@@ -89,6 +104,8 @@
 //	candec_publish_queue_depth             topics waiting for the broker
 //	candec_broker_connected                1 while connected
 //	candec_broker_connections_total        connections made
+//	candec_broker_connect_failures_total   connection attempts that failed (retried)
+//	candec_broker_takeovers_total          connections lost to another client with the same client id
 //	candec_publish_latency_seconds         frame timestamp → publish (value, trailing, flush)
 //
 // # Configuration

@@ -43,6 +43,10 @@ type metrics struct {
 	publishErrors  prometheus.Counter
 	connections    prometheus.Counter
 	latency        prometheus.Histogram
+
+	// The connection's health.
+	connectFailures prometheus.Counter
+	takeovers       prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64) (*metrics, error) {
@@ -69,6 +73,10 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14), // 0.5 ms … 4 s
 		}),
 	}
+	m.connectFailures = counter("candec_broker_connect_failures_total",
+		"Connection attempts that failed; the service keeps retrying, with backoff up to reconnect_max.")
+	m.takeovers = counter("candec_broker_takeovers_total",
+		"Connections lost because another client connected with the same client id: a DISCONNECT with reason 0x8E, or the broker closing the connection soon after accepting it, as mosquitto 2.0 does.")
 	pub := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "candec_envelopes_published_total",
 		Help: "Envelopes handed to the broker, by why they were published (kind=window counts window-stream messages).",
@@ -88,6 +96,7 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, m.rawInvalid, m.bridgeRestarts,
 		m.unknownID, m.decoded, m.values, m.heartbeats, m.staleMarks, m.publishErrors,
 		m.connections, m.latency, pub, sup,
+		m.connectFailures, m.takeovers,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "candec_publish_queue_depth",
 			Help: "Topics with an envelope waiting for the broker (at most one per topic: the latest wins).",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -48,6 +49,11 @@ const (
 	// badBatchLogPeriod is the least time between two log lines about
 	// invalid batches.
 	badBatchLogPeriod = 10 * time.Second
+	// connLogPeriod is the least time between two log lines of one kind
+	// about the connection (connected, lost, taken over, attempt failed):
+	// a broker that keeps dropping the service, or another client that
+	// keeps taking its client id, costs a line every few seconds.
+	connLogPeriod = 10 * time.Second
 )
 
 // Errors.
@@ -83,6 +89,7 @@ type Service struct {
 	connEnd   context.CancelFunc // ends connCtx
 	republish chan chan struct{} // the publisher asks the engine to republish; closed when done
 	connected atomic.Bool
+	upAt      atomic.Int64 // when the current connection came up, Unix ns
 	running   atomic.Bool
 	cm        *autopaho.ConnectionManager                // set by Run before its goroutines start
 	conn      atomic.Pointer[autopaho.ConnectionManager] // cm, for other goroutines (tests)
@@ -95,6 +102,9 @@ type Service struct {
 	started  bool      // a frame has been seen
 	stats    pipeline.Stats
 	badLog   rateLimit
+
+	// Log limits of the MQTT client's callbacks, one per kind of line.
+	upLog, downLog, takeoverLog, failLog lockedLimit
 
 	// now is the wall clock; tests replace it.
 	now func() time.Time
@@ -143,6 +153,9 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		badLog:    rateLimit{period: badBatchLogPeriod},
 		now:       time.Now,
 	}
+	for _, l := range []*lockedLimit{&s.upLog, &s.downLog, &s.takeoverLog, &s.failLog} {
+		l.period = connLogPeriod
+	}
 	for range inQueue {
 		s.free <- nil
 	}
@@ -165,6 +178,9 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		OnConnectError: s.onConnectError,
 		OnPublish:      s.receive,
 	}
+	// How a connection ended tells a takeover of the client id.
+	s.mqttCfg.OnServerDisconnect = s.onServerDisconnect
+	s.mqttCfg.OnConnectionLost = s.onConnectionLost
 	if _, err := s.mqttCfg.AutopahoConfig(); err != nil { // reads the TLS files
 		return nil, err
 	}
@@ -290,7 +306,7 @@ func (s *Service) httpHandler() http.Handler {
 			return
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "not connected to %s\n", s.cfg.Broker)
+		fmt.Fprintf(w, "not connected to %s; retrying (backoff up to %v)\n", s.cfg.Broker, s.cfg.ReconnectMax)
 	})
 	return mux
 }
@@ -299,13 +315,16 @@ func (s *Service) httpHandler() http.Handler {
 // and must not block.
 
 func (s *Service) onUp(*autopaho.ConnectionManager, *paho.Connack) {
+	s.upAt.Store(s.now().UnixNano())
 	s.connMu.Lock()
 	s.connCtx, s.connEnd = context.WithCancel(context.Background())
 	s.connMu.Unlock()
 	s.out.setConnected(true)
 	s.connected.Store(true)
 	s.m.connections.Inc()
-	s.log.Info("connected", "broker", s.cfg.Broker)
+	if ok, held := s.upLog.allow(s.now()); ok {
+		s.log.Info("connected", "broker", s.cfg.Broker, "suppressed_since_last", held)
+	}
 	select {
 	case s.up <- struct{}{}:
 	default:
@@ -320,11 +339,59 @@ func (s *Service) onDown() {
 	if n := s.out.setConnected(false); n > 0 {
 		s.m.coalesced.Add(float64(n))
 	}
-	s.log.Warn("broker connection lost; reconnecting", "broker", s.cfg.Broker)
+	if ok, held := s.downLog.allow(s.now()); ok {
+		s.log.Warn("broker connection lost; reconnecting", "broker", s.cfg.Broker, "suppressed_since_last", held)
+	}
 }
 
 func (s *Service) onConnectError(err error) {
-	s.log.Warn("connect failed", "broker", s.cfg.Broker, "err", err)
+	s.m.connectFailures.Inc()
+	if ok, held := s.failLog.allow(s.now()); ok {
+		s.log.Warn("connect failed; retrying with backoff", "broker", s.cfg.Broker, "err", err,
+			"reconnect_max", s.cfg.ReconnectMax, "suppressed_since_last", held)
+	}
+}
+
+// onServerDisconnect hears the reason the broker gave for ending the
+// connection. Session taken over means another client connected with
+// the same client id: two services fight over it, each connection
+// ending the other's, until one is stopped or given its own id.
+func (s *Service) onServerDisconnect(reason byte) {
+	if reason != mqttclient.ReasonSessionTakenOver {
+		s.log.Warn("the broker ended the connection", "broker", s.cfg.Broker, "reason", fmt.Sprintf("%#x", reason))
+		return
+	}
+	s.takenOver("MQTT v5 DISCONNECT reason 0x8E, session taken over")
+}
+
+// onConnectionLost hears why a connection failed without a DISCONNECT
+// from the broker. Brokers that predate reason 0x8E (mosquitto 2.0
+// among them) close the older of two connections with one client id
+// without a word: the client reads end of file. A connection the broker
+// closes so soon after accepting it (sooner than a connection is deemed
+// stable, which two clients fighting over one id never reach) is
+// counted as taken over; a broker that shuts down within that time is
+// counted too, which the log line's wording allows for.
+func (s *Service) onConnectionLost(err error) {
+	if !errors.Is(err, io.EOF) {
+		return // the connection's lost line says enough
+	}
+	lasted := s.now().Sub(time.Unix(0, s.upAt.Load()))
+	if lasted >= mqttclient.StableAfter(s.cfg.ReconnectMax) {
+		return
+	}
+	s.takenOver(fmt.Sprintf("the broker closed the connection %v after accepting it, as mosquitto does to the older of two connections with one client id",
+		lasted.Round(time.Millisecond)))
+}
+
+// takenOver counts a takeover and says, at most once per connLogPeriod,
+// what is going on and what to do.
+func (s *Service) takenOver(how string) {
+	s.m.takeovers.Inc()
+	if ok, held := s.takeoverLog.allow(s.now()); ok {
+		s.log.Error("another client took over client id "+s.cfg.ClientID+"; give each instance its own client_id",
+			"broker", s.cfg.Broker, "how", how, "suppressed_since_last", held)
+	}
 }
 
 // receive takes a raw batch from the MQTT client. It copies the payload
@@ -511,7 +578,7 @@ func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, repu
 	ctx, cancel := s.connection(ctx)
 	defer cancel()
 	if err := s.publishStatus(ctx, StatusOnline); err != nil {
-		s.log.Warn("publish status", "status", StatusOnline, "err", err)
+		s.logConnErr(ctx, "publish status", "status", StatusOnline, "err", err)
 		return
 	}
 	if republish {
@@ -534,8 +601,20 @@ func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, repu
 		err = fmt.Errorf("refused with reason %#x", sa.Reasons[0])
 	}
 	if err != nil {
-		s.log.Error("subscribe to the raw topic", "topic", s.cfg.RawTopic, "err", err)
+		s.logConnErr(ctx, "subscribe to the raw topic", "topic", s.cfg.RawTopic, "err", err)
 	}
+}
+
+// logConnErr logs a failed operation of the connection's start: as an
+// error, unless the connection has dropped under it (ctx ended), which
+// the connection's own lines already say; then it is a debug line, so
+// that a connection dropped again and again cannot flood the log.
+func (s *Service) logConnErr(ctx context.Context, msg string, args ...any) {
+	if ctx.Err() != nil {
+		s.log.Debug(msg, args...)
+		return
+	}
+	s.log.Error(msg, args...)
 }
 
 func (s *Service) publishStatus(ctx context.Context, status string) error {
