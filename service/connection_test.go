@@ -1,13 +1,17 @@
 package service
 
 import (
+	"fmt"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/mosquitto"
 )
 
 // lineLog counts log lines and keeps them, for tests that bound the log.
@@ -82,5 +86,34 @@ func TestClientIDTakeover(t *testing.T) {
 	}
 	if n := len(statuses(status.Messages())); n > 2*11+4 {
 		t.Errorf("the status topic changed %d times in %v; want it bounded by the connections", n, run)
+	}
+}
+
+// TestNoBrokerKeepsRetrying: with nothing listening at the broker's
+// address, the service neither hangs nor gives up: it keeps trying,
+// and says so in its log, its metrics and /healthz; it still stops
+// promptly when asked.
+func TestNoBrokerKeepsRetrying(t *testing.T) {
+	port, err := mosquitto.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t, fmt.Sprintf("mqtt://127.0.0.1:%d", port))
+	var log lineLog
+	r := startServiceLog(t, cfg, loadTestDB(t), &log, slog.LevelInfo)
+	waitUntil(t, "three failed attempts", func() bool { return counter(t, r.m.connectFailures) >= 3 })
+	rec := httptest.NewRecorder()
+	r.httpHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "retrying") {
+		t.Errorf("/healthz: got %d %q, want 503 saying it is retrying", rec.Code, rec.Body.String())
+	}
+	lines := strings.Join(log.all(), "\n")
+	if !strings.Contains(lines, "connect failed; retrying with backoff") || !strings.Contains(lines, "connection refused") {
+		t.Errorf("the log does not say the connection is refused and retried:\n%s", lines)
+	}
+	start := time.Now()
+	r.stop(t)
+	if d := time.Since(start); d > cfg.ShutdownTimeout+3*time.Second {
+		t.Errorf("stop took %v without a broker; want it bounded by shutdown_timeout %v", d, cfg.ShutdownTimeout)
 	}
 }
