@@ -28,7 +28,17 @@
 // is away, and what the broker gets on its return is each topic's latest
 // value. An envelope dropped for a newer one is counted
 // (candec_envelopes_suppressed_total{reason="coalesced"}) and shows up as
-// a seq gap to subscribers.
+// a seq gap to subscribers. The window stream is different: each window
+// holds frames no other one has, so its messages are never coalesced; up
+// to 512 of them (5 s of 10 ms windows) wait, connected or not, and only
+// past that is the oldest dropped (reason="overflow").
+//
+// At QoS 1 each publish waits for the broker's PUBACK before the next
+// one. A broker without TCP_NODELAY holds those small acknowledgements
+// back for up to 40 ms (Nagle's algorithm against the service's delayed
+// ACKs), which makes the mean publish latency about 100 ms instead of
+// 7 ms and coalesces values at the car's load: give mosquitto
+// set_tcp_nodelay true (README, "Broker settings").
 //
 // # Time
 //
@@ -97,7 +107,7 @@
 //	candec_frames_decoded_total            frames decoded
 //	candec_values_decoded_total            signal values decoded
 //	candec_envelopes_published_total{kind} value, trailing, heartbeat, stale, flush, republish, window
-//	candec_envelopes_suppressed_total{reason} cap, unchanged, coalesced
+//	candec_envelopes_suppressed_total{reason} cap, unchanged, coalesced, overflow
 //	candec_heartbeats_total                heartbeat envelopes
 //	candec_stale_marks_total               stale envelopes
 //	candec_publish_errors_total            failed publishes (retried)

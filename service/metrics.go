@@ -20,6 +20,10 @@ const (
 	// next one for the same topic replaced it (a slow or absent broker);
 	// subscribers see the gap in seq.
 	reasonCoalesced = "coalesced"
+	// reasonOverflow: a window-stream message dropped because 512 of
+	// them waited for a broker that is away or too slow (the window
+	// stream is never coalesced).
+	reasonOverflow = "overflow"
 )
 
 // metrics are the service's Prometheus metrics. Counters are resolved
@@ -47,6 +51,7 @@ type metrics struct {
 	// The connection's health.
 	connectFailures prometheus.Counter
 	takeovers       prometheus.Counter
+	windowOverflow  prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64) (*metrics, error) {
@@ -86,11 +91,12 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 	}
 	sup := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "candec_envelopes_suppressed_total",
-		Help: "Values not published: held back by a rate cap and replaced (cap), within the on-change deadband (unchanged), or replaced before a slow broker took them (coalesced).",
+		Help: "Values not published: held back by a rate cap and replaced (cap), within the on-change deadband (unchanged), replaced before a slow broker took them (coalesced), or window-stream messages dropped when 512 waited (overflow).",
 	}, []string{"reason"})
 	m.suppressedCap = sup.WithLabelValues(reasonCap)
 	m.suppressedSame = sup.WithLabelValues(reasonUnchanged)
 	m.coalesced = sup.WithLabelValues(reasonCoalesced)
+	m.windowOverflow = sup.WithLabelValues(reasonOverflow)
 
 	cs := []prometheus.Collector{
 		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, m.rawInvalid, m.bridgeRestarts,

@@ -142,7 +142,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 	s := &Service{
 		cfg:       cfg,
 		log:       log,
-		out:       newOutbox(len(db.Signals) + 1),
+		out:       newOutbox(len(db.Signals)+1, len(db.Signals)),
 		window:    len(db.Signals),
 		qos:       byte(cfg.QoS),
 		ctype:     enc.ContentType(),
@@ -523,7 +523,11 @@ func (s *Service) put(o *pipeline.Out) {
 		i = o.Signal.Index
 	}
 	if n := s.out.put(i, o, o.Kind != pipeline.KindWindow); n > 0 {
-		s.m.coalesced.Add(float64(n))
+		if i == s.window {
+			s.m.windowOverflow.Add(float64(n))
+		} else {
+			s.m.coalesced.Add(float64(n))
+		}
 	}
 }
 
@@ -687,7 +691,11 @@ func (p *publisher) drain(ctx context.Context) bool {
 			}
 			var replaced bool
 			if p.spare, replaced = s.out.giveBack(m); replaced {
-				s.m.coalesced.Inc()
+				if m.slot == s.window {
+					s.m.windowOverflow.Inc()
+				} else {
+					s.m.coalesced.Inc()
+				}
 			}
 			return false
 		}
