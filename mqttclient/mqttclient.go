@@ -259,6 +259,7 @@ func Dial(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, error)
 			c.Close()
 			return nil, fmt.Errorf("mqttclient: set TCP_NODELAY: %w", err)
 		}
+		c = quickAck(tc)
 	}
 	if tlsCfg == nil {
 		// A *net.TCPConn is safe for concurrent writes and writes paho's

@@ -132,7 +132,7 @@ func TestDialNoDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	on, err := noDelay(c.(*net.TCPConn))
+	on, err := noDelay(tcpConn(c))
 	if err != nil {
 		t.Skip("cannot read TCP_NODELAY here:", err)
 	}
