@@ -14,8 +14,17 @@
 // queue is full it drops the batch and counts its frames
 // (candec_raw_frames_dropped_total). Lost frames are counted from gaps in
 // the batches' seq; a seq that goes backwards is a bridge restart, not
-// loss. Invalid batches are counted and logged at most once every 10 s;
-// they never stop the service.
+// loss. A batch names no publisher, so when two publish on the raw topic
+// at once (two bridges, a bridge and a replay) the service tells them
+// apart by their seq: a batch joins the seq stream it continues, or the
+// one it follows after a gap that the time since that stream's last
+// batch makes plausible (at most 100 000 frames a second); anything else
+// starts a stream of its own. Loss is thus counted per publisher and
+// never exceeds what could have been sent; candec_raw_publishers shows
+// how many streams sent a batch in the last 2 s, and while it is above 1
+// the log says so once every 10 s. Invalid batches, like bridge
+// restarts, are counted and logged at most once every 10 s; they never
+// stop the service.
 //
 // One goroutine owns the pipeline engine. Its envelopes go to the
 // outbox, which holds, per topic, the envelopes not yet handed to the
@@ -105,6 +114,7 @@
 //	candec_raw_frames_dropped_total        frames dropped here (input queue full, or left at shutdown)
 //	candec_raw_batches_invalid_total       batches that failed validation
 //	candec_bridge_restarts_total           times the batch seq went backwards
+//	candec_raw_publishers                  seq streams (publishers) active on the raw topic
 //	candec_frames_unknown_id_total         frames of IDs not in the DBC
 //	candec_frames_decoded_total            frames decoded
 //	candec_values_decoded_total            signal values decoded

@@ -52,6 +52,9 @@ type metrics struct {
 	connectFailures prometheus.Counter
 	takeovers       prometheus.Counter
 	windowOverflow  prometheus.Counter
+
+	// The raw topic's publishers.
+	rawPublishers prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64) (*metrics, error) {
@@ -61,7 +64,7 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 	m := &metrics{
 		rawBatches:     counter("candec_raw_batches_total", "Raw batches received from the broker, valid or not."),
 		rawFrames:      counter("candec_raw_frames_total", "Frames in valid raw batches."),
-		rawLost:        counter("candec_raw_frames_lost_total", "Raw frames lost before decoding, from gaps in the batches' seq (includes candec_raw_frames_dropped_total)."),
+		rawLost:        counter("candec_raw_frames_lost_total", "Raw frames lost before decoding, from gaps in each publisher's batch seq (includes candec_raw_frames_dropped_total)."),
 		rawDropped:     counter("candec_raw_frames_dropped_total", "Raw frames dropped by the service because its input queue was full."),
 		rawInvalid:     counter("candec_raw_batches_invalid_total", "Raw batches that failed validation and were ignored."),
 		bridgeRestarts: counter("candec_bridge_restarts_total", "Times the raw batches' seq went backwards (the bridge restarted)."),
@@ -82,6 +85,8 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 		"Connection attempts that failed; the service keeps retrying, with backoff up to reconnect_max.")
 	m.takeovers = counter("candec_broker_takeovers_total",
 		"Connections lost because another client connected with the same client id: a DISCONNECT with reason 0x8E, or the broker closing the connection soon after accepting it, as mosquitto 2.0 does.")
+	m.rawPublishers = prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_raw_publishers",
+		Help: "Publishers on the raw topic, told apart by their seq streams, that sent a batch in the last 2 s; more than 1 means more than one bridge or replay publishes there."})
 	pub := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "candec_envelopes_published_total",
 		Help: "Envelopes handed to the broker, by why they were published (kind=window counts window-stream messages).",
@@ -102,7 +107,7 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, m.rawInvalid, m.bridgeRestarts,
 		m.unknownID, m.decoded, m.values, m.heartbeats, m.staleMarks, m.publishErrors,
 		m.connections, m.latency, pub, sup,
-		m.connectFailures, m.takeovers,
+		m.connectFailures, m.takeovers, m.rawPublishers,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "candec_publish_queue_depth",
 			Help: "Topics with an envelope waiting for the broker (at most one per topic: the latest wins).",

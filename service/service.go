@@ -95,13 +95,18 @@ type Service struct {
 	conn      atomic.Pointer[autopaho.ConnectionManager] // cm, for other goroutines (tests)
 
 	// Owned by the engine goroutine.
-	seq      rawbatch.SeqTracker
+	seq      seqStreams
 	f        frame.Frame
 	lastTS   int64     // the newest frame time seen
 	lastWall time.Time // when the batch that brought it was handled
 	started  bool      // a frame has been seen
 	stats    pipeline.Stats
 	badLog   rateLimit
+
+	// The raw topic's publishers, as their seq streams tell them; owned
+	// by the engine goroutine too.
+	publishers                int
+	restartLog, publishersLog rateLimit
 
 	// Log limits of the MQTT client's callbacks, one per kind of line.
 	upLog, downLog, takeoverLog, failLog lockedLimit
@@ -156,6 +161,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 	for _, l := range []*lockedLimit{&s.upLog, &s.downLog, &s.takeoverLog, &s.failLog} {
 		l.period = connLogPeriod
 	}
+	s.restartLog.period, s.publishersLog.period = badBatchLogPeriod, badBatchLogPeriod
 	for range inQueue {
 		s.free <- nil
 	}
@@ -469,13 +475,26 @@ func (s *Service) handleBatch(b []byte) {
 	}
 	n := batch.Len()
 	s.m.rawFrames.Add(float64(n))
-	lost, restarted := s.seq.Observe(batch.Seq(), n)
+	now := s.now()
+	lost, restarted := s.seq.observe(batch.Seq(), n, now)
 	if lost > 0 {
 		s.m.rawLost.Add(float64(lost))
 	}
 	if restarted {
 		s.m.bridgeRestarts.Inc()
-		s.log.Info("raw batch seq went back: the bridge restarted", "seq", batch.Seq())
+		if ok, held := s.restartLog.allow(now); ok {
+			s.log.Info("raw batch seq went back: the bridge restarted", "seq", batch.Seq(), "suppressed_since_last", held)
+		}
+	}
+	if pubs := s.seq.active(now); pubs != s.publishers {
+		s.publishers = pubs
+		s.m.rawPublishers.Set(float64(pubs))
+	}
+	if s.publishers > 1 {
+		if ok, held := s.publishersLog.allow(now); ok {
+			s.log.Warn("more than one publisher on the raw topic: their batches carry separate seq streams, followed apart",
+				"topic", s.cfg.RawTopic, "publishers", s.publishers, "suppressed_since_last", held)
+		}
 	}
 	for i := range n {
 		batch.Frame(i, &s.f)
@@ -485,7 +504,7 @@ func (s *Service) handleBatch(b []byte) {
 		}
 	}
 	if n > 0 {
-		s.lastWall = s.now()
+		s.lastWall = now
 		s.started = true
 	}
 	s.syncStats()
