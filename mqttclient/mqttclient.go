@@ -184,6 +184,11 @@ func Connect(ctx context.Context, c Config) (*autopaho.ConnectionManager, error)
 
 // ParseURL checks a broker URL and fills in the default port.
 func ParseURL(raw string) (*url.URL, error) {
+	if !strings.Contains(raw, "://") {
+		// url.Parse reads "127.0.0.1:1883" as a path and says "first
+		// path segment in URL cannot contain colon".
+		return nil, fmt.Errorf("%w %q: must be mqtt://host:port or mqtts://host:port", ErrURL, raw)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %v", ErrURL, raw, err)

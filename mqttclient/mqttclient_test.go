@@ -30,7 +30,9 @@ func TestParseURL(t *testing.T) {
 		{"http://broker", "", "scheme must be mqtt:// or mqtts://"},
 		{"mqtt://", "", "no host"},
 		{"mqtt://broker/topic", "", "unexpected path or query"},
-		{"broker:1883", "", "scheme must be"},
+		{"broker:1883", "", "must be mqtt://host:port or mqtts://host:port"},
+		{"127.0.0.1:1883", "", "must be mqtt://host:port or mqtts://host:port"},
+		{"broker", "", "must be mqtt://host:port or mqtts://host:port"},
 	} {
 		u, err := ParseURL(tc.in)
 		if tc.err != "" {

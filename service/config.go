@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,21 @@ const (
 // EnvPrefix starts the name of every environment variable that sets a
 // config key: CANDEC_BROKER sets broker, CANDEC_DBC sets dbc.
 const EnvPrefix = "CANDEC_"
+
+// EnvConfig names the config file of `candec run`, like --config.
+const EnvConfig = "CANDEC_CONFIG"
+
+// OtherEnv lists the CANDEC_ variables that are not config keys and that
+// EnvOverrides lets pass: the config file's name, and those of the tests,
+// CI and the bench. Any other CANDEC_ variable is an error, as an unknown
+// key in the file is: a misspelt CANDEC_BORKER must not be ignored.
+var OtherEnv = []string{
+	EnvConfig,
+	"CANDEC_REQUIRE_MOSQUITTO",    // tests: a missing mosquitto fails
+	"CANDEC_TEST_EMBEDDED_BROKER", // tests: use the embedded broker
+	"CANDEC_REALDATA",             // tests: the real-world DBC files and log
+	"CANDEC_BENCH_HOST",           // candec bench: the machine's name in its report
+}
 
 // Config is the service's configuration. Every field is one key of the
 // YAML config file, the flag --key (with '-' for '_') and the environment
@@ -144,6 +160,9 @@ type key struct {
 	name string
 	help string
 	list bool // a list: a YAML sequence, or comma-separated text
+	// path: file names; relative ones in the config file are relative
+	// to the file's directory.
+	path bool
 	set  func(c *Config, v string) error
 }
 
@@ -168,9 +187,9 @@ var keys = []key{
 	{name: "client_id", help: "MQTT client id", set: str(func(c *Config) *string { return &c.ClientID })},
 	{name: "username", help: "broker user name", set: str(func(c *Config) *string { return &c.Username })},
 	{name: "password", help: "broker password (prefer CANDEC_PASSWORD to a flag)", set: str(func(c *Config) *string { return &c.Password })},
-	{name: "ca_file", help: "PEM CA bundle for mqtts", set: str(func(c *Config) *string { return &c.CAFile })},
-	{name: "cert_file", help: "PEM client certificate for mqtts", set: str(func(c *Config) *string { return &c.CertFile })},
-	{name: "key_file", help: "PEM client key for mqtts", set: str(func(c *Config) *string { return &c.KeyFile })},
+	{name: "ca_file", path: true, help: "PEM CA bundle for mqtts", set: str(func(c *Config) *string { return &c.CAFile })},
+	{name: "cert_file", path: true, help: "PEM client certificate for mqtts", set: str(func(c *Config) *string { return &c.CertFile })},
+	{name: "key_file", path: true, help: "PEM client key for mqtts", set: str(func(c *Config) *string { return &c.KeyFile })},
 	{name: "qos", help: "QoS of the raw subscription and the envelopes, 0 or 1", set: func(c *Config, v string) error {
 		q, err := strconv.Atoi(v)
 		if err != nil {
@@ -185,7 +204,7 @@ var keys = []key{
 	{name: "encoding", help: "envelope encoding: json or msgpack", set: str(func(c *Config) *string { return &c.Encoding })},
 	{name: "window_topic", help: "window stream topic; empty for none", set: str(func(c *Config) *string { return &c.WindowTopic })},
 	{name: "window_period", help: "window stream window (frame time)", set: dur(func(c *Config) *time.Duration { return &c.WindowPeriod })},
-	{name: "dbc", help: "DBC files (comma-separated)", list: true, set: func(c *Config, v string) error {
+	{name: "dbc", help: "DBC files (comma-separated)", list: true, path: true, set: func(c *Config, v string) error {
 		c.DBC = nil
 		for _, f := range strings.Split(v, ",") {
 			if f = strings.TrimSpace(f); f != "" {
@@ -194,7 +213,7 @@ var keys = []key{
 		}
 		return nil
 	}},
-	{name: "policy", help: "policy file; empty for the built-in default", set: str(func(c *Config) *string { return &c.Policy })},
+	{name: "policy", path: true, help: "policy file; empty for the built-in default", set: str(func(c *Config) *string { return &c.Policy })},
 	{name: "metrics_addr", help: "listen address of /metrics and /healthz; empty for none", set: str(func(c *Config) *string { return &c.MetricsAddr })},
 	{name: "log_format", help: "log format: text or json", set: str(func(c *Config) *string { return &c.LogFormat })},
 	{name: "log_level", help: "log level: debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
@@ -228,19 +247,18 @@ type Override struct {
 }
 
 // EnvOverrides returns the overrides in environ (os.Environ's form): one
-// per CANDEC_KEY variable of a config key. Other variables, CANDEC_ ones
-// included, are ignored.
+// per CANDEC_KEY variable of a config key. Variables without the CANDEC_
+// prefix, and those in OtherEnv, are left out; any other CANDEC_
+// variable is an override of an unknown key, which LoadConfig reports
+// as an error naming the variable.
 func EnvOverrides(environ []string) []Override {
 	var out []Override
 	for _, kv := range environ {
 		name, v, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+		if !ok || !strings.HasPrefix(name, EnvPrefix) || slices.Contains(OtherEnv, name) {
 			continue
 		}
 		k := strings.ToLower(strings.TrimPrefix(name, EnvPrefix))
-		if findKey(k) == nil {
-			continue
-		}
 		out = append(out, Override{Where: "environment " + name, Key: k, Value: v})
 	}
 	return out
@@ -307,7 +325,7 @@ func LoadConfig(path string, overrides ...[]Override) (Config, error) {
 func (c *Config) Set(o Override) error {
 	k := findKey(o.Key)
 	if k == nil {
-		return &ConfigError{Where: o.Where, Key: o.Key, Msg: "unknown key (known: " + keyNames() + ")"}
+		return unknownKey(o.Where, o.Key)
 	}
 	if err := k.set(c, o.Value); err != nil {
 		return &ConfigError{Where: o.Where, Key: o.Key, Msg: err.Error()}
@@ -321,6 +339,61 @@ func (c *Config) setOrigin(key, where string) {
 		c.origin = make(map[string]string)
 	}
 	c.origin[key] = where
+}
+
+// unknownKey is the error of a key, or a CANDEC_ variable, that sets
+// nothing; it suggests the nearest known name.
+func unknownKey(where, name string) error {
+	env := strings.HasPrefix(where, "environment ")
+	msg := "unknown key"
+	if env {
+		msg = "unknown variable"
+	}
+	if k := nearestKey(name); k != "" {
+		if env {
+			msg += "; did you mean " + EnvName(k) + "?"
+		} else {
+			msg += "; did you mean " + k + "?"
+		}
+	}
+	msg += " (known: " + keyNames() + ")"
+	if env {
+		msg += "; other CANDEC_ variables allowed: " + strings.Join(OtherEnv, ", ")
+	}
+	return &ConfigError{Where: where, Key: name, Msg: msg}
+}
+
+// nearestKey returns the known key closest to name, when it is close
+// enough to be a misspelling (at most a third of its letters differ).
+func nearestKey(name string) string {
+	best, bestD := "", len(name)/3+1
+	for _, k := range keys {
+		if d := editDistance(name, k.name); d < bestD {
+			best, bestD = k.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func keyNames() string {
@@ -365,7 +438,7 @@ func (c *Config) parseYAML(file string, data []byte) error {
 		seen[name] = true
 		k := findKey(name)
 		if k == nil {
-			return &ConfigError{Where: where, Key: name, Msg: "unknown key (known: " + keyNames() + ")"}
+			return unknownKey(where, name)
 		}
 		var text string
 		switch {
@@ -390,12 +463,35 @@ func (c *Config) parseYAML(file string, data []byte) error {
 			}
 			return &ConfigError{Where: where, Key: name, Msg: "want " + want}
 		}
+		if k.path {
+			text = relativeTo(filepath.Dir(file), text)
+		}
 		if err := c.Set(Override{Where: where, Key: name, Value: text}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// relativeTo resolves the relative file names in a comma-separated list
+// against dir: a config file names its files as seen from where it lies,
+// wherever candec runs.
+func relativeTo(dir, list string) string {
+	if list == "" {
+		return ""
+	}
+	names := strings.Split(list, ",")
+	for i, n := range names {
+		if n = strings.TrimSpace(n); n != "" && !filepath.IsAbs(n) {
+			names[i] = filepath.Join(dir, n)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// Where returns where key was last set ("candec.yaml:7", "environment
+// CANDEC_DBC", "flag --dbc"), or "" for a default.
+func (c *Config) Where(key string) string { return c.origin[key] }
 
 // Validate reports the first bad value, naming where it was set.
 func (c *Config) Validate() error {

@@ -25,7 +25,7 @@ func TestExampleConfigLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
-	want.DBC = []string{"testdata/yukart.dbc"}
+	want.DBC = []string{"../testdata/yukart.dbc"} // relative to examples/
 	c.origin, want.origin = nil, nil
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("examples/candec.yaml gives\n%+v\nwant the defaults with its dbc\n%+v", c, want)
@@ -71,7 +71,12 @@ func TestConfigErrors(t *testing.T) {
 		want string // the error after the file name
 	}{
 		{"bad qos", "dbc: x.dbc\nqos: 2\n", nil, ":2: qos: must be 0 or 1, got 2"},
-		{"unknown key", "dbc: x.dbc\nbrokr: mqtt://x\n", nil, ":2: brokr: unknown key (known: broker, client_id,"},
+		{"unknown key", "dbc: x.dbc\nbrokr: mqtt://x\n", nil, ":2: brokr: unknown key; did you mean broker? (known: broker, client_id,"},
+		{"unknown key, nothing near", "dbc: x.dbc\nspeed: 3\n", nil, ":2: speed: unknown key (known: broker, client_id,"},
+		{"unknown variable", "dbc: x.dbc\n", []string{"CANDEC_BORKER=mqtt://x"}, "environment CANDEC_BORKER: borker: unknown variable; did you mean CANDEC_BROKER? (known: broker,"},
+		{"unknown variable, nothing near", "dbc: x.dbc\n", []string{"CANDEC_XYZZY_PLUGH=1"}, "environment CANDEC_XYZZY_PLUGH: xyzzy_plugh: unknown variable (known: broker,"},
+		{"broker without scheme", "dbc: x.dbc\nbroker: 127.0.0.1:1883\n", nil, `:2: broker: bad broker URL "127.0.0.1:1883": must be mqtt://host:port or mqtts://host:port`},
+		{"broker without scheme, env", "dbc: x.dbc\n", []string{"CANDEC_BROKER=localhost:1883"}, `environment CANDEC_BROKER: broker: bad broker URL "localhost:1883": must be mqtt://host:port or mqtts://host:port`},
 		{"set twice", "dbc: x.dbc\nqos: 0\nqos: 1\n", nil, ":3: qos: set twice"},
 		{"bad duration", "dbc: x.dbc\nclock_lag: soon\n", nil, `:2: clock_lag: not a duration (like 100ms or 5s): "soon"`},
 		{"not a mapping", "- a\n- b\n", nil, ":1: (file): want a mapping of config keys"},
@@ -105,6 +110,63 @@ func TestConfigErrors(t *testing.T) {
 			}
 			if len(msg) < len(tc.want) || msg[:len(tc.want)] != tc.want {
 				t.Errorf("got %q, want it to start with %q", err.Error(), tc.want)
+			}
+		})
+	}
+}
+
+// TestOtherEnvAllowed: the CANDEC_ variables of the tests, CI and the
+// bench are not config keys, and pass.
+func TestOtherEnvAllowed(t *testing.T) {
+	path := writeFile(t, "candec.yaml", "dbc: x.dbc\n")
+	var environ []string
+	for _, name := range OtherEnv {
+		environ = append(environ, name+"=1")
+	}
+	if _, err := LoadConfig(path, EnvOverrides(environ)); err != nil {
+		t.Fatalf("got %v, want %v allowed", err, OtherEnv)
+	}
+}
+
+// TestConfigRelativePaths: relative file names in the config file are
+// relative to its directory; in flags and variables, to the working
+// directory.
+func TestConfigRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "etc", "candec.yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	text := "broker: mqtts://b\ndbc: [car.dbc, ../dbc/radar.dbc, /abs/x.dbc]\npolicy: policy.yaml\nca_file: tls/ca.pem\ncert_file: c.pem\nkey_file: c.key\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	etc := filepath.Join(dir, "etc")
+	for _, tc := range []struct {
+		name      string
+		overrides []Override
+		key       string
+		got       func(c Config) any
+		want      any
+	}{
+		{"dbc list", nil, "dbc", func(c Config) any { return c.DBC },
+			[]string{filepath.Join(etc, "car.dbc"), filepath.Join(dir, "dbc", "radar.dbc"), "/abs/x.dbc"}},
+		{"policy", nil, "policy", func(c Config) any { return c.Policy }, filepath.Join(etc, "policy.yaml")},
+		{"ca_file", nil, "ca_file", func(c Config) any { return c.CAFile }, filepath.Join(etc, "tls", "ca.pem")},
+		{"cert_file", nil, "cert_file", func(c Config) any { return c.CertFile }, filepath.Join(etc, "c.pem")},
+		{"key_file", nil, "key_file", func(c Config) any { return c.KeyFile }, filepath.Join(etc, "c.key")},
+		{"a flag stays relative to the working directory", []Override{{Where: "flag --dbc", Key: "dbc", Value: "here.dbc"}}, "dbc",
+			func(c Config) any { return c.DBC }, []string{"here.dbc"}},
+		{"a variable too", EnvOverrides([]string{"CANDEC_POLICY=p.yaml"}), "policy",
+			func(c Config) any { return c.Policy }, "p.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadConfig(path, tc.overrides)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.got(c); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%s: got %v, want %v", tc.key, got, tc.want)
 			}
 		})
 	}

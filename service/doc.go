@@ -136,7 +136,12 @@
 // has them all), then the environment variables, then the flags, each
 // overriding the one before. Key foo_bar is the flag --foo-bar and the
 // variable CANDEC_FOO_BAR; dbc takes a YAML list or comma-separated
-// names.
+// names. Relative file names (dbc, policy, ca_file, cert_file, key_file)
+// in the config file are relative to the file's directory, in flags and
+// variables to the working directory. An unknown key in the file and an
+// unknown CANDEC_ variable are both errors, with the nearest known name
+// when there is one; the CANDEC_ variables that are not keys are listed
+// in OtherEnv (CANDEC_CONFIG, and those of the tests, CI and the bench).
 //
 //	key               default                   meaning
 //	broker            mqtt://127.0.0.1:1883     broker URL, mqtt:// or mqtts://
@@ -167,6 +172,8 @@
 //
 //	candec.yaml:7: qos: must be 0 or 1, got 2
 //	environment CANDEC_CLOCK_LAG: clock_lag: not a duration (like 100ms or 5s): "fast"
+//	environment CANDEC_BORKER: borker: unknown variable; did you mean CANDEC_BROKER? (known: …)
+//	flag --broker: broker: bad broker URL "127.0.0.1:1883": must be mqtt://host:port or mqtts://host:port
 //
 // # Cost
 //

@@ -137,6 +137,9 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 	if cfg.Policy != "" {
 		p, err := pipeline.LoadPolicy(cfg.Policy)
 		if err != nil {
+			if w := cfg.Where("policy"); w != "" {
+				return nil, fmt.Errorf("%s: %w", w, err)
+			}
 			return nil, err
 		}
 		pcfg.Policies = p
