@@ -112,7 +112,7 @@
 //	candec_raw_frames_total                frames in valid batches
 //	candec_raw_frames_lost_total           frames lost, from seq gaps
 //	candec_raw_frames_dropped_total        frames dropped here (input queue full, or left at shutdown)
-//	candec_raw_batches_invalid_total       batches that failed validation
+//	candec_raw_batches_invalid_total{reason} batches that failed validation: short, version, flags, length, id, data_length, reserved, other
 //	candec_bridge_restarts_total           times the batch seq went backwards
 //	candec_raw_publishers                  seq streams (publishers) active on the raw topic
 //	candec_frames_unknown_id_total         frames of IDs not in the DBC
@@ -120,10 +120,8 @@
 //	candec_values_decoded_total            signal values decoded
 //	candec_envelopes_published_total{kind} value, trailing, heartbeat, stale, flush, republish, window
 //	candec_envelopes_suppressed_total{reason} cap, unchanged, coalesced, overflow
-//	candec_heartbeats_total                heartbeat envelopes
-//	candec_stale_marks_total               stale envelopes
 //	candec_publish_errors_total            failed publishes (retried)
-//	candec_publish_queue_depth             topics waiting for the broker
+//	candec_publish_queue_depth             envelopes waiting for the broker (see "Data path")
 //	candec_broker_connected                1 while connected
 //	candec_broker_connections_total        connections made
 //	candec_broker_connect_failures_total   connection attempts that failed (retried)

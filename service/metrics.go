@@ -1,11 +1,13 @@
 package service
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/yukart/candec/pipeline"
+	"github.com/yukart/candec/rawbatch"
 )
 
 // Reasons an envelope was not published, the label of
@@ -26,6 +28,33 @@ const (
 	reasonOverflow = "overflow"
 )
 
+// invalidReasons label candec_raw_batches_invalid_total: the rawbatch
+// error a batch failed with, in the order they are checked.
+var invalidReasons = []struct {
+	err   error
+	label string
+}{
+	{rawbatch.ErrShort, "short"},
+	{rawbatch.ErrVersion, "version"},
+	{rawbatch.ErrFlags, "flags"},
+	{rawbatch.ErrLength, "length"},
+	{rawbatch.ErrID, "id"},
+	{rawbatch.ErrDataLength, "data_length"},
+	{rawbatch.ErrReserved, "reserved"},
+	{nil, "other"}, // the last: anything else
+}
+
+// invalid returns the counter of batches that failed with err. It does
+// not allocate.
+func (m *metrics) invalid(err error) prometheus.Counter {
+	for i, r := range invalidReasons[:len(invalidReasons)-1] {
+		if errors.Is(err, r.err) {
+			return m.rawInvalid[i]
+		}
+	}
+	return m.rawInvalid[len(m.rawInvalid)-1]
+}
+
 // metrics are the service's Prometheus metrics. Counters are resolved
 // once, so updating them never allocates.
 type metrics struct {
@@ -33,7 +62,7 @@ type metrics struct {
 	rawFrames      prometheus.Counter
 	rawLost        prometheus.Counter
 	rawDropped     prometheus.Counter
-	rawInvalid     prometheus.Counter
+	rawInvalid     []prometheus.Counter // by invalidReasons' index
 	bridgeRestarts prometheus.Counter
 	unknownID      prometheus.Counter
 	decoded        prometheus.Counter
@@ -42,8 +71,6 @@ type metrics struct {
 	suppressedCap  prometheus.Counter
 	suppressedSame prometheus.Counter
 	coalesced      prometheus.Counter
-	heartbeats     prometheus.Counter
-	staleMarks     prometheus.Counter
 	publishErrors  prometheus.Counter
 	connections    prometheus.Counter
 	latency        prometheus.Histogram
@@ -66,13 +93,10 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 		rawFrames:      counter("candec_raw_frames_total", "Frames in valid raw batches."),
 		rawLost:        counter("candec_raw_frames_lost_total", "Raw frames lost before decoding, from gaps in each publisher's batch seq (includes candec_raw_frames_dropped_total)."),
 		rawDropped:     counter("candec_raw_frames_dropped_total", "Raw frames dropped by the service because its input queue was full."),
-		rawInvalid:     counter("candec_raw_batches_invalid_total", "Raw batches that failed validation and were ignored."),
 		bridgeRestarts: counter("candec_bridge_restarts_total", "Times the raw batches' seq went backwards (the bridge restarted)."),
 		unknownID:      counter("candec_frames_unknown_id_total", "Frames whose CAN ID is not in the DBC."),
 		decoded:        counter("candec_frames_decoded_total", "Frames of a message in the DBC, decoded."),
 		values:         counter("candec_values_decoded_total", "Signal values decoded."),
-		heartbeats:     counter("candec_heartbeats_total", "Heartbeat envelopes: the current value again after a quiet period."),
-		staleMarks:     counter("candec_stale_marks_total", "Envelopes flagged stale because a message's frames stopped."),
 		publishErrors:  counter("candec_publish_errors_total", "Publishes the MQTT client failed (the message is retried)."),
 		connections:    counter("candec_broker_connections_total", "Connections made to the broker (the first and every reconnect)."),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -87,6 +111,13 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 		"Connections lost because another client connected with the same client id: a DISCONNECT with reason 0x8E, or the broker closing the connection soon after accepting it, as mosquitto 2.0 does.")
 	m.rawPublishers = prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_raw_publishers",
 		Help: "Publishers on the raw topic, told apart by their seq streams, that sent a batch in the last 2 s; more than 1 means more than one bridge or replay publishes there."})
+	invalid := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "candec_raw_batches_invalid_total",
+		Help: "Raw batches that failed validation and were ignored, by what was wrong (docs/wire-format.md, Validation).",
+	}, []string{"reason"})
+	for _, r := range invalidReasons {
+		m.rawInvalid = append(m.rawInvalid, invalid.WithLabelValues(r.label))
+	}
 	pub := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "candec_envelopes_published_total",
 		Help: "Envelopes handed to the broker, by why they were published (kind=window counts window-stream messages).",
@@ -104,13 +135,13 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 	m.windowOverflow = sup.WithLabelValues(reasonOverflow)
 
 	cs := []prometheus.Collector{
-		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, m.rawInvalid, m.bridgeRestarts,
-		m.unknownID, m.decoded, m.values, m.heartbeats, m.staleMarks, m.publishErrors,
+		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, invalid, m.bridgeRestarts,
+		m.unknownID, m.decoded, m.values, m.publishErrors,
 		m.connections, m.latency, pub, sup,
 		m.connectFailures, m.takeovers, m.rawPublishers,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "candec_publish_queue_depth",
-			Help: "Topics with an envelope waiting for the broker (at most one per topic: the latest wins).",
+			Help: "Envelopes waiting for the broker: up to 8 per signal topic while connected and 1 while not (the latest wins), and up to 512 window-stream messages.",
 		}, queueDepth),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "candec_broker_connected",
@@ -133,6 +164,4 @@ func (m *metrics) add(prev, cur *pipeline.Stats) {
 	m.values.Add(float64(cur.Values - prev.Values))
 	m.suppressedCap.Add(float64(cur.SuppressedCap - prev.SuppressedCap))
 	m.suppressedSame.Add(float64(cur.SuppressedUnchanged - prev.SuppressedUnchanged))
-	m.heartbeats.Add(float64(cur.Published(pipeline.KindHeartbeat) - prev.Published(pipeline.KindHeartbeat)))
-	m.staleMarks.Add(float64(cur.Published(pipeline.KindStale) - prev.Published(pipeline.KindStale)))
 }

@@ -469,7 +469,7 @@ func (s *Service) runEngine(ctx context.Context) {
 func (s *Service) handleBatch(b []byte) {
 	batch, err := rawbatch.Parse(b)
 	if err != nil {
-		s.m.rawInvalid.Inc()
+		s.m.invalid(err).Inc()
 		if ok, held := s.badLog.allow(s.now()); ok {
 			s.log.Warn("invalid raw batch ignored", "topic", s.cfg.RawTopic, "bytes", len(b), "err", err,
 				"suppressed_since_last", held)
