@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -94,6 +95,14 @@ func TestConfigErrors(t *testing.T) {
 		{"no dbc", "qos: 0\n", nil, "config: dbc: no DBC file given"},
 		{"env names the variable", "dbc: x.dbc\n", []string{"CANDEC_QOS=high"}, `environment CANDEC_QOS: qos: not an integer: "high"`},
 		{"yaml syntax", "dbc: [x.dbc\n", nil, ":1: (file): did not find expected ',' or ']'"},
+		{"window period 0", "dbc: x.dbc\nwindow_period: 0s\n", nil, ":2: window_period: must be > 0 (like 10ms), got 0s"},
+		{"window period negative, window on", "dbc: x.dbc\nwindow_topic: w\nwindow_period: -1ms\n", nil, ":3: window_period: must be > 0 (like 10ms), got -1ms"},
+		{"clock lag negative", "dbc: x.dbc\nclock_lag: -1ms\n", nil, ":2: clock_lag: must be >= 0, got -1ms"},
+		{"reconnect max 0", "dbc: x.dbc\nreconnect_max: 0s\n", nil, ":2: reconnect_max: must be >= 100ms, got 0s"},
+		{"reconnect max too short", "dbc: x.dbc\nreconnect_max: 1ms\n", nil, ":2: reconnect_max: must be >= 100ms, got 1ms"},
+		{"shutdown timeout 0", "dbc: x.dbc\nshutdown_timeout: 0s\n", nil, ":2: shutdown_timeout: must be > 0 (like 5s), got 0s"},
+		{"shutdown timeout negative, env", "dbc: x.dbc\n", []string{"CANDEC_SHUTDOWN_TIMEOUT=-2s"}, "environment CANDEC_SHUTDOWN_TIMEOUT: shutdown_timeout: must be > 0 (like 5s), got -2s"},
+		{"qos negative", "dbc: x.dbc\nqos: -1\n", nil, ":2: qos: must be 0 or 1, got -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeFile(t, "candec.yaml", tc.file)
@@ -169,6 +178,35 @@ func TestConfigRelativePaths(t *testing.T) {
 				t.Errorf("%s: got %v, want %v", tc.key, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestFlagHelp: `run -h` shows, for every flag, a placeholder for its
+// value (not the flag package's "value") and the key's default.
+func TestFlagHelp(t *testing.T) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	RegisterFlags(fs)
+	var help strings.Builder
+	fs.SetOutput(&help)
+	fs.PrintDefaults()
+	def := DefaultConfig()
+	for _, k := range keys {
+		f := fs.Lookup(FlagName(k.name))
+		name, _ := flag.UnquoteUsage(f)
+		if name == "" || name == "value" {
+			t.Errorf("--%s: got placeholder %q, want one that says what the value is", f.Name, name)
+		}
+		want := def.text(k.name)
+		if f.DefValue != want {
+			t.Errorf("--%s: got default %q, want %q", f.Name, f.DefValue, want)
+		}
+		line := "-" + f.Name + " " + name + "\n"
+		if !strings.Contains(help.String(), line) {
+			t.Errorf("help lacks %q:\n%s", line, help.String())
+		}
+		if want != "" && !strings.Contains(help.String(), "(default "+want+")") {
+			t.Errorf("help of --%s lacks (default %s)", f.Name, want)
+		}
 	}
 }
 

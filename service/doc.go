@@ -165,6 +165,10 @@
 //	reconnect_max     5s                        longest wait between connection attempts
 //	shutdown_timeout  5s                        bound on the final flush and "offline"
 //
+// No number is silently replaced by a default: qos must be 0 or 1,
+// window_period and shutdown_timeout above 0, clock_lag 0 or more, and
+// reconnect_max at least 100ms. `candec run -h` shows each flag's default.
+//
 // A bad value stops start-up with one line that names where it was set,
 // the key, and what is wrong:
 //
