@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,5 +107,22 @@ func TestRunServes(t *testing.T) {
 	sub.WaitFor("offline", func(m []brokertest.Message) bool { return string(m[len(m)-1].Payload) == "offline" })
 	if !strings.Contains(stderr.String(), "level=INFO msg=connected") {
 		t.Errorf("the log lacks the connection line:\n%s", stderr.String())
+	}
+}
+
+// TestRunHelp: `run -h` names each flag's value and shows its default.
+func TestRunHelp(t *testing.T) {
+	var stderr bytes.Buffer
+	err := run(context.Background(), env{nil, &bytes.Buffer{}, &stderr}, []string{"run", "-h"})
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("run -h: got %v, want the help", err)
+	}
+	for _, want := range []string{"-broker URL\n", "(default mqtt://127.0.0.1:1883)", "-reconnect-max duration\n", "(default 5s)", "-qos QoS\n", "(default 0)"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("run -h lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if strings.Contains(stderr.String(), " value\n") {
+		t.Errorf("run -h shows a bare \"value\" placeholder:\n%s", stderr.String())
 	}
 }
