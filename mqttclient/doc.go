@@ -20,11 +20,23 @@
 // TCP_NODELAY on every TCP connection it makes; Dial sets it again
 // explicitly, so the guarantee does not rest on a default, and a test
 // reads the socket option back. The broker must do the same
-// (mosquitto's set_tcp_nodelay true).
+// (mosquitto's set_tcp_nodelay true). Where it does not, it holds each
+// small packet (a PUBACK) until the client has acknowledged the data it
+// sent before, and Linux delays that ACK by up to 40 ms when it expects
+// to send data soon: a QoS 1 publisher, waiting for each PUBACK, then
+// waited up to 40 ms a message. So on Linux the connection sets
+// TCP_QUICKACK after every read, which sends the pending ACK at once.
 //
 // # Reconnection
 //
-// The connection is retried with exponential backoff (100 ms growing to
-// Config.ReconnectMax) for as long as its context lives. Config.OnUp runs
-// on every (re)connection, Config.OnDown when it drops.
+// The connection is retried for as long as its context lives, with
+// exponential backoff and jitter: each wait is drawn from [d/2, d], d
+// doubling from 100 ms to Config.ReconnectMax. A connection that drops
+// within max(10 s, 2 × ReconnectMax) of coming up does not reset the
+// backoff: autopaho on its own reconnects at once after any CONNACK, so
+// two clients with the same client id (each connection takes the session
+// over from the other, MQTT v5 reason 0x8E) would reconnect in a tight
+// loop. Only a stable connection makes the next attempt immediate.
+// Config.OnUp runs on every (re)connection, Config.OnDown when it drops,
+// Config.OnServerDisconnect when the broker ends it with a reason code.
 package mqttclient

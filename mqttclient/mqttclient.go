@@ -79,6 +79,16 @@ type Config struct {
 	OnDown func()
 	// OnConnectError is called when an attempt fails; it must not block.
 	OnConnectError func(error)
+	// OnServerDisconnect is called when the broker ends the connection
+	// with a DISCONNECT packet, with its reason code
+	// (ReasonSessionTakenOver: another client connected with the same
+	// client id). OnConnectionLost is called when the connection fails
+	// otherwise, with the error (io.EOF: the broker closed it without a
+	// DISCONNECT, as mosquitto 2.0 does to the older of two connections
+	// with one client id). One of the two is called per lost connection,
+	// on its own goroutine, before or after OnDown; neither may block.
+	OnServerDisconnect func(reason byte)
+	OnConnectionLost   func(error)
 	// OnPublish receives every message; it is called from paho's single
 	// receiving goroutine and must not block for long. The Publish and
 	// its payload belong to the callee.
@@ -104,6 +114,7 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 	keepAlive := orDefault(c.KeepAlive, DefaultKeepAlive)
 	connectTimeout := orDefault(c.ConnectTimeout, DefaultConnectTimeout)
 	reconnectMax := orDefault(c.ReconnectMax, DefaultReconnectMax)
+	sched := newSchedule(min(minReconnect, reconnectMax), reconnectMax)
 	user, pass := c.Username, c.Password
 	if u.User != nil && user == "" {
 		user = u.User.Username()
@@ -114,18 +125,29 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 		TlsCfg:                        tlsCfg,
 		KeepAlive:                     uint16(min(keepAlive/time.Second, 65535)),
 		CleanStartOnInitialConnection: true,
-		ReconnectBackoff:              backoff(reconnectMax),
+		ReconnectBackoff:              sched.wait,
 		ConnectTimeout:                connectTimeout,
 		ConnectUsername:               user,
 		ConnectPassword:               []byte(pass),
-		OnConnectionUp:                c.OnUp,
-		OnConnectError:                c.OnConnectError,
+		OnConnectionUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
+			sched.up()
+			if c.OnUp != nil {
+				c.OnUp(cm, ca)
+			}
+		},
+		OnConnectError: c.OnConnectError,
 		AttemptConnection: func(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
 			ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 			defer cancel()
 			return Dial(ctx, u, tlsCfg)
 		},
 		ClientConfig: paho.ClientConfig{ClientID: c.ClientID},
+	}
+	if on := c.OnConnectionLost; on != nil {
+		cfg.OnClientError = on
+	}
+	if on := c.OnServerDisconnect; on != nil {
+		cfg.OnServerDisconnect = func(d *paho.Disconnect) { on(d.ReasonCode) }
 	}
 	if c.OnDown != nil {
 		cfg.OnConnectionDown = func() bool { c.OnDown(); return true }
@@ -160,21 +182,13 @@ func Connect(ctx context.Context, c Config) (*autopaho.ConnectionManager, error)
 	return cm, nil
 }
 
-// backoff waits 100 ms after the first failed attempt, then up to twice
-// as long each time, at most max.
-func backoff(max time.Duration) autopaho.Backoff {
-	if max <= minReconnect {
-		return autopaho.NewConstantBackoff(max)
-	}
-	initial := min(5*minReconnect, max)
-	if initial <= minReconnect {
-		initial = max
-	}
-	return autopaho.NewExponentialBackoff(minReconnect, max, initial, 2)
-}
-
 // ParseURL checks a broker URL and fills in the default port.
 func ParseURL(raw string) (*url.URL, error) {
+	if !strings.Contains(raw, "://") {
+		// url.Parse reads "127.0.0.1:1883" as a path and says "first
+		// path segment in URL cannot contain colon".
+		return nil, fmt.Errorf("%w %q: must be mqtt://host:port or mqtts://host:port", ErrURL, raw)
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %v", ErrURL, raw, err)
@@ -250,6 +264,7 @@ func Dial(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, error)
 			c.Close()
 			return nil, fmt.Errorf("mqttclient: set TCP_NODELAY: %w", err)
 		}
+		c = quickAck(tc)
 	}
 	if tlsCfg == nil {
 		// A *net.TCPConn is safe for concurrent writes and writes paho's

@@ -30,7 +30,9 @@ func TestParseURL(t *testing.T) {
 		{"http://broker", "", "scheme must be mqtt:// or mqtts://"},
 		{"mqtt://", "", "no host"},
 		{"mqtt://broker/topic", "", "unexpected path or query"},
-		{"broker:1883", "", "scheme must be"},
+		{"broker:1883", "", "must be mqtt://host:port or mqtts://host:port"},
+		{"127.0.0.1:1883", "", "must be mqtt://host:port or mqtts://host:port"},
+		{"broker", "", "must be mqtt://host:port or mqtts://host:port"},
 	} {
 		u, err := ParseURL(tc.in)
 		if tc.err != "" {
@@ -132,7 +134,7 @@ func TestDialNoDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	on, err := noDelay(c.(*net.TCPConn))
+	on, err := noDelay(tcpConn(c))
 	if err != nil {
 		t.Skip("cannot read TCP_NODELAY here:", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,11 +35,29 @@ const (
 	DefaultClockLag        = 100 * time.Millisecond
 	DefaultReconnectMax    = mqttclient.DefaultReconnectMax
 	DefaultShutdownTimeout = 5 * time.Second
+	// MinReconnectMax is the least reconnect_max: the MQTT client's first
+	// wait after a failed attempt.
+	MinReconnectMax = 100 * time.Millisecond
 )
 
 // EnvPrefix starts the name of every environment variable that sets a
 // config key: CANDEC_BROKER sets broker, CANDEC_DBC sets dbc.
 const EnvPrefix = "CANDEC_"
+
+// EnvConfig names the config file of `candec run`, like --config.
+const EnvConfig = "CANDEC_CONFIG"
+
+// OtherEnv lists the CANDEC_ variables that are not config keys and that
+// EnvOverrides lets pass: the config file's name, and those of the tests,
+// CI and the bench. Any other CANDEC_ variable is an error, as an unknown
+// key in the file is: a misspelt CANDEC_BORKER must not be ignored.
+var OtherEnv = []string{
+	EnvConfig,
+	"CANDEC_REQUIRE_MOSQUITTO",    // tests: a missing mosquitto fails
+	"CANDEC_TEST_EMBEDDED_BROKER", // tests: use the embedded broker
+	"CANDEC_REALDATA",             // tests: the real-world DBC files and log
+	"CANDEC_BENCH_HOST",           // candec bench: the machine's name in its report
+}
 
 // Config is the service's configuration. Every field is one key of the
 // YAML config file, the flag --key (with '-' for '_') and the environment
@@ -144,6 +163,9 @@ type key struct {
 	name string
 	help string
 	list bool // a list: a YAML sequence, or comma-separated text
+	// path: file names; relative ones in the config file are relative
+	// to the file's directory.
+	path bool
 	set  func(c *Config, v string) error
 }
 
@@ -164,14 +186,14 @@ func dur(f func(c *Config) *time.Duration) func(*Config, string) error {
 
 // keys lists every config key, in the order the documentation gives.
 var keys = []key{
-	{name: "broker", help: "broker URL, mqtt://host:port or mqtts://host:port", set: str(func(c *Config) *string { return &c.Broker })},
-	{name: "client_id", help: "MQTT client id", set: str(func(c *Config) *string { return &c.ClientID })},
-	{name: "username", help: "broker user name", set: str(func(c *Config) *string { return &c.Username })},
-	{name: "password", help: "broker password (prefer CANDEC_PASSWORD to a flag)", set: str(func(c *Config) *string { return &c.Password })},
-	{name: "ca_file", help: "PEM CA bundle for mqtts", set: str(func(c *Config) *string { return &c.CAFile })},
-	{name: "cert_file", help: "PEM client certificate for mqtts", set: str(func(c *Config) *string { return &c.CertFile })},
-	{name: "key_file", help: "PEM client key for mqtts", set: str(func(c *Config) *string { return &c.KeyFile })},
-	{name: "qos", help: "QoS of the raw subscription and the envelopes, 0 or 1", set: func(c *Config, v string) error {
+	{name: "broker", help: "broker `URL`: mqtt://host:port or mqtts://host:port", set: str(func(c *Config) *string { return &c.Broker })},
+	{name: "client_id", help: "MQTT client `id`, unique among the broker's clients", set: str(func(c *Config) *string { return &c.ClientID })},
+	{name: "username", help: "broker user `name`", set: str(func(c *Config) *string { return &c.Username })},
+	{name: "password", help: "broker `password` (prefer CANDEC_PASSWORD to a flag)", set: str(func(c *Config) *string { return &c.Password })},
+	{name: "ca_file", path: true, help: "PEM CA bundle `file` for mqtts", set: str(func(c *Config) *string { return &c.CAFile })},
+	{name: "cert_file", path: true, help: "PEM client certificate `file` for mqtts", set: str(func(c *Config) *string { return &c.CertFile })},
+	{name: "key_file", path: true, help: "PEM client key `file` for mqtts", set: str(func(c *Config) *string { return &c.KeyFile })},
+	{name: "qos", help: "`QoS` of the raw subscription and the envelopes, 0 or 1", set: func(c *Config, v string) error {
 		q, err := strconv.Atoi(v)
 		if err != nil {
 			return fmt.Errorf("not an integer: %q", v)
@@ -179,13 +201,13 @@ var keys = []key{
 		c.QoS = q
 		return nil
 	}},
-	{name: "raw_topic", help: "raw batch topic (filter)", set: str(func(c *Config) *string { return &c.RawTopic })},
-	{name: "status_topic", help: "status topic (online/offline, retained)", set: str(func(c *Config) *string { return &c.StatusTopic })},
-	{name: "topic_template", help: "signal topic template: {signal}, {message}, {bus}", set: str(func(c *Config) *string { return &c.TopicTemplate })},
-	{name: "encoding", help: "envelope encoding: json or msgpack", set: str(func(c *Config) *string { return &c.Encoding })},
-	{name: "window_topic", help: "window stream topic; empty for none", set: str(func(c *Config) *string { return &c.WindowTopic })},
-	{name: "window_period", help: "window stream window (frame time)", set: dur(func(c *Config) *time.Duration { return &c.WindowPeriod })},
-	{name: "dbc", help: "DBC files (comma-separated)", list: true, set: func(c *Config, v string) error {
+	{name: "raw_topic", help: "raw batch `topic` (a filter)", set: str(func(c *Config) *string { return &c.RawTopic })},
+	{name: "status_topic", help: "status `topic` (online/offline, retained)", set: str(func(c *Config) *string { return &c.StatusTopic })},
+	{name: "topic_template", help: "signal topic `template`: {signal}, {message}, {bus}", set: str(func(c *Config) *string { return &c.TopicTemplate })},
+	{name: "encoding", help: "envelope `encoding`: json or msgpack", set: str(func(c *Config) *string { return &c.Encoding })},
+	{name: "window_topic", help: "window stream `topic`; empty for none", set: str(func(c *Config) *string { return &c.WindowTopic })},
+	{name: "window_period", help: "window stream window in frame time, a `duration` > 0", set: dur(func(c *Config) *time.Duration { return &c.WindowPeriod })},
+	{name: "dbc", help: "DBC `files` (comma-separated)", list: true, path: true, set: func(c *Config, v string) error {
 		c.DBC = nil
 		for _, f := range strings.Split(v, ",") {
 			if f = strings.TrimSpace(f); f != "" {
@@ -194,13 +216,13 @@ var keys = []key{
 		}
 		return nil
 	}},
-	{name: "policy", help: "policy file; empty for the built-in default", set: str(func(c *Config) *string { return &c.Policy })},
-	{name: "metrics_addr", help: "listen address of /metrics and /healthz; empty for none", set: str(func(c *Config) *string { return &c.MetricsAddr })},
-	{name: "log_format", help: "log format: text or json", set: str(func(c *Config) *string { return &c.LogFormat })},
-	{name: "log_level", help: "log level: debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
-	{name: "clock_lag", help: "how far policy time trails the frames when they stop", set: dur(func(c *Config) *time.Duration { return &c.ClockLag })},
-	{name: "reconnect_max", help: "longest wait between connection attempts", set: dur(func(c *Config) *time.Duration { return &c.ReconnectMax })},
-	{name: "shutdown_timeout", help: "bound on the final flush and offline publish", set: dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+	{name: "policy", path: true, help: "policy `file`; empty for the built-in default", set: str(func(c *Config) *string { return &c.Policy })},
+	{name: "metrics_addr", help: "listen `address` of /metrics and /healthz (host:port); empty for none", set: str(func(c *Config) *string { return &c.MetricsAddr })},
+	{name: "log_format", help: "log `format`: text or json", set: str(func(c *Config) *string { return &c.LogFormat })},
+	{name: "log_level", help: "log `level`: debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
+	{name: "clock_lag", help: "how far policy time trails the frames when they stop, a `duration` >= 0", set: dur(func(c *Config) *time.Duration { return &c.ClockLag })},
+	{name: "reconnect_max", help: "longest wait between connection attempts, a `duration` >= 100ms", set: dur(func(c *Config) *time.Duration { return &c.ReconnectMax })},
+	{name: "shutdown_timeout", help: "bound on the final flush and offline publish, a `duration` > 0", set: dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 }
 
 func findKey(name string) *key {
@@ -228,19 +250,18 @@ type Override struct {
 }
 
 // EnvOverrides returns the overrides in environ (os.Environ's form): one
-// per CANDEC_KEY variable of a config key. Other variables, CANDEC_ ones
-// included, are ignored.
+// per CANDEC_KEY variable of a config key. Variables without the CANDEC_
+// prefix, and those in OtherEnv, are left out; any other CANDEC_
+// variable is an override of an unknown key, which LoadConfig reports
+// as an error naming the variable.
 func EnvOverrides(environ []string) []Override {
 	var out []Override
 	for _, kv := range environ {
 		name, v, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(name, EnvPrefix) {
+		if !ok || !strings.HasPrefix(name, EnvPrefix) || slices.Contains(OtherEnv, name) {
 			continue
 		}
 		k := strings.ToLower(strings.TrimPrefix(name, EnvPrefix))
-		if findKey(k) == nil {
-			continue
-		}
 		out = append(out, Override{Where: "environment " + name, Key: k, Value: v})
 	}
 	return out
@@ -253,17 +274,87 @@ type FlagOverrides struct {
 
 // RegisterFlags defines a flag for every config key on fs (--broker,
 // --client-id, --dbc, …) and returns what the command line sets, in
-// order.
+// order. Each flag's help shows a placeholder for its value and the
+// key's default.
 func RegisterFlags(fs *flag.FlagSet) *FlagOverrides {
 	fo := &FlagOverrides{}
+	def := DefaultConfig()
 	for _, k := range keys {
 		name := FlagName(k.name)
-		fs.Func(name, k.help+" (env "+EnvName(k.name)+")", func(v string) error {
+		fs.Var(&flagValue{def: def.text(k.name), set: func(v string) error {
 			fo.list = append(fo.list, Override{Where: "flag --" + name, Key: k.name, Value: v})
 			return nil
-		})
+		}}, name, k.help+" (env "+EnvName(k.name)+")")
 	}
 	return fo
+}
+
+// flagValue is a config flag: it records what the command line sets, and
+// shows the key's default in the help (the flag package prints the
+// default when it differs from the String of a zero flagValue, "").
+type flagValue struct {
+	def string
+	set func(string) error
+}
+
+func (f *flagValue) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.def
+}
+
+func (f *flagValue) Set(v string) error { return f.set(v) }
+
+// text returns the value of key as the text that would set it.
+func (c *Config) text(key string) string {
+	switch key {
+	case "broker":
+		return c.Broker
+	case "client_id":
+		return c.ClientID
+	case "username":
+		return c.Username
+	case "password":
+		return "" // never shown
+	case "ca_file":
+		return c.CAFile
+	case "cert_file":
+		return c.CertFile
+	case "key_file":
+		return c.KeyFile
+	case "qos":
+		return strconv.Itoa(c.QoS)
+	case "raw_topic":
+		return c.RawTopic
+	case "status_topic":
+		return c.StatusTopic
+	case "topic_template":
+		return c.TopicTemplate
+	case "encoding":
+		return c.Encoding
+	case "window_topic":
+		return c.WindowTopic
+	case "window_period":
+		return c.WindowPeriod.String()
+	case "dbc":
+		return strings.Join(c.DBC, ",")
+	case "policy":
+		return c.Policy
+	case "metrics_addr":
+		return c.MetricsAddr
+	case "log_format":
+		return c.LogFormat
+	case "log_level":
+		return c.LogLevel
+	case "clock_lag":
+		return c.ClockLag.String()
+	case "reconnect_max":
+		return c.ReconnectMax.String()
+	case "shutdown_timeout":
+		return c.ShutdownTimeout.String()
+	}
+	return ""
 }
 
 // Overrides returns the flags given, in command-line order.
@@ -307,7 +398,7 @@ func LoadConfig(path string, overrides ...[]Override) (Config, error) {
 func (c *Config) Set(o Override) error {
 	k := findKey(o.Key)
 	if k == nil {
-		return &ConfigError{Where: o.Where, Key: o.Key, Msg: "unknown key (known: " + keyNames() + ")"}
+		return unknownKey(o.Where, o.Key)
 	}
 	if err := k.set(c, o.Value); err != nil {
 		return &ConfigError{Where: o.Where, Key: o.Key, Msg: err.Error()}
@@ -321,6 +412,61 @@ func (c *Config) setOrigin(key, where string) {
 		c.origin = make(map[string]string)
 	}
 	c.origin[key] = where
+}
+
+// unknownKey is the error of a key, or a CANDEC_ variable, that sets
+// nothing; it suggests the nearest known name.
+func unknownKey(where, name string) error {
+	env := strings.HasPrefix(where, "environment ")
+	msg := "unknown key"
+	if env {
+		msg = "unknown variable"
+	}
+	if k := nearestKey(name); k != "" {
+		if env {
+			msg += "; did you mean " + EnvName(k) + "?"
+		} else {
+			msg += "; did you mean " + k + "?"
+		}
+	}
+	msg += " (known: " + keyNames() + ")"
+	if env {
+		msg += "; other CANDEC_ variables allowed: " + strings.Join(OtherEnv, ", ")
+	}
+	return &ConfigError{Where: where, Key: name, Msg: msg}
+}
+
+// nearestKey returns the known key closest to name, when it is close
+// enough to be a misspelling (at most a third of its letters differ).
+func nearestKey(name string) string {
+	best, bestD := "", len(name)/3+1
+	for _, k := range keys {
+		if d := editDistance(name, k.name); d < bestD {
+			best, bestD = k.name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func keyNames() string {
@@ -365,7 +511,7 @@ func (c *Config) parseYAML(file string, data []byte) error {
 		seen[name] = true
 		k := findKey(name)
 		if k == nil {
-			return &ConfigError{Where: where, Key: name, Msg: "unknown key (known: " + keyNames() + ")"}
+			return unknownKey(where, name)
 		}
 		var text string
 		switch {
@@ -390,12 +536,35 @@ func (c *Config) parseYAML(file string, data []byte) error {
 			}
 			return &ConfigError{Where: where, Key: name, Msg: "want " + want}
 		}
+		if k.path {
+			text = relativeTo(filepath.Dir(file), text)
+		}
 		if err := c.Set(Override{Where: where, Key: name, Value: text}); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// relativeTo resolves the relative file names in a comma-separated list
+// against dir: a config file names its files as seen from where it lies,
+// wherever candec runs.
+func relativeTo(dir, list string) string {
+	if list == "" {
+		return ""
+	}
+	names := strings.Split(list, ",")
+	for i, n := range names {
+		if n = strings.TrimSpace(n); n != "" && !filepath.IsAbs(n) {
+			names[i] = filepath.Join(dir, n)
+		}
+	}
+	return strings.Join(names, ",")
+}
+
+// Where returns where key was last set ("candec.yaml:7", "environment
+// CANDEC_DBC", "flag --dbc"), or "" for a default.
+func (c *Config) Where(key string) string { return c.origin[key] }
 
 // Validate reports the first bad value, naming where it was set.
 func (c *Config) Validate() error {
@@ -439,9 +608,10 @@ func (c *Config) Validate() error {
 		if err := checkTopic(c.WindowTopic); err != nil {
 			return c.errorf("window_topic", "%v", err)
 		}
-		if c.WindowPeriod <= 0 {
-			return c.errorf("window_period", "must be positive, got %v", c.WindowPeriod)
-		}
+	}
+	// 0 would be taken as pipeline's default: say so rather.
+	if c.WindowPeriod <= 0 {
+		return c.errorf("window_period", "must be > 0 (like 10ms), got %v", c.WindowPeriod)
 	}
 	if len(c.DBC) == 0 {
 		return c.errorf("dbc", "no DBC file given (set dbc in the config file, CANDEC_DBC or --dbc)")
@@ -457,16 +627,17 @@ func (c *Config) Validate() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return c.errorf("log_level", "%v", err)
 	}
-	for _, d := range []struct {
-		key string
-		v   time.Duration
-	}{{"clock_lag", c.ClockLag}, {"reconnect_max", c.ReconnectMax}, {"shutdown_timeout", c.ShutdownTimeout}} {
-		if d.v < 0 {
-			return c.errorf(d.key, "must not be negative, got %v", d.v)
-		}
+	if c.ClockLag < 0 {
+		return c.errorf("clock_lag", "must be >= 0, got %v", c.ClockLag)
 	}
-	if c.ReconnectMax == 0 {
-		return c.errorf("reconnect_max", "must be positive")
+	// The MQTT client would take 0 for its default, and a wait shorter
+	// than its first step would make a tight loop of reconnections.
+	if c.ReconnectMax < MinReconnectMax {
+		return c.errorf("reconnect_max", "must be >= %v, got %v", MinReconnectMax, c.ReconnectMax)
+	}
+	// 0 would leave no time to publish "offline".
+	if c.ShutdownTimeout <= 0 {
+		return c.errorf("shutdown_timeout", "must be > 0 (like 5s), got %v", c.ShutdownTimeout)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,7 +26,7 @@ func TestExampleConfigLoads(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := DefaultConfig()
-	want.DBC = []string{"testdata/yukart.dbc"}
+	want.DBC = []string{"../testdata/yukart.dbc"} // relative to examples/
 	c.origin, want.origin = nil, nil
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("examples/candec.yaml gives\n%+v\nwant the defaults with its dbc\n%+v", c, want)
@@ -71,7 +72,12 @@ func TestConfigErrors(t *testing.T) {
 		want string // the error after the file name
 	}{
 		{"bad qos", "dbc: x.dbc\nqos: 2\n", nil, ":2: qos: must be 0 or 1, got 2"},
-		{"unknown key", "dbc: x.dbc\nbrokr: mqtt://x\n", nil, ":2: brokr: unknown key (known: broker, client_id,"},
+		{"unknown key", "dbc: x.dbc\nbrokr: mqtt://x\n", nil, ":2: brokr: unknown key; did you mean broker? (known: broker, client_id,"},
+		{"unknown key, nothing near", "dbc: x.dbc\nspeed: 3\n", nil, ":2: speed: unknown key (known: broker, client_id,"},
+		{"unknown variable", "dbc: x.dbc\n", []string{"CANDEC_BORKER=mqtt://x"}, "environment CANDEC_BORKER: borker: unknown variable; did you mean CANDEC_BROKER? (known: broker,"},
+		{"unknown variable, nothing near", "dbc: x.dbc\n", []string{"CANDEC_XYZZY_PLUGH=1"}, "environment CANDEC_XYZZY_PLUGH: xyzzy_plugh: unknown variable (known: broker,"},
+		{"broker without scheme", "dbc: x.dbc\nbroker: 127.0.0.1:1883\n", nil, `:2: broker: bad broker URL "127.0.0.1:1883": must be mqtt://host:port or mqtts://host:port`},
+		{"broker without scheme, env", "dbc: x.dbc\n", []string{"CANDEC_BROKER=localhost:1883"}, `environment CANDEC_BROKER: broker: bad broker URL "localhost:1883": must be mqtt://host:port or mqtts://host:port`},
 		{"set twice", "dbc: x.dbc\nqos: 0\nqos: 1\n", nil, ":3: qos: set twice"},
 		{"bad duration", "dbc: x.dbc\nclock_lag: soon\n", nil, `:2: clock_lag: not a duration (like 100ms or 5s): "soon"`},
 		{"not a mapping", "- a\n- b\n", nil, ":1: (file): want a mapping of config keys"},
@@ -89,6 +95,14 @@ func TestConfigErrors(t *testing.T) {
 		{"no dbc", "qos: 0\n", nil, "config: dbc: no DBC file given"},
 		{"env names the variable", "dbc: x.dbc\n", []string{"CANDEC_QOS=high"}, `environment CANDEC_QOS: qos: not an integer: "high"`},
 		{"yaml syntax", "dbc: [x.dbc\n", nil, ":1: (file): did not find expected ',' or ']'"},
+		{"window period 0", "dbc: x.dbc\nwindow_period: 0s\n", nil, ":2: window_period: must be > 0 (like 10ms), got 0s"},
+		{"window period negative, window on", "dbc: x.dbc\nwindow_topic: w\nwindow_period: -1ms\n", nil, ":3: window_period: must be > 0 (like 10ms), got -1ms"},
+		{"clock lag negative", "dbc: x.dbc\nclock_lag: -1ms\n", nil, ":2: clock_lag: must be >= 0, got -1ms"},
+		{"reconnect max 0", "dbc: x.dbc\nreconnect_max: 0s\n", nil, ":2: reconnect_max: must be >= 100ms, got 0s"},
+		{"reconnect max too short", "dbc: x.dbc\nreconnect_max: 1ms\n", nil, ":2: reconnect_max: must be >= 100ms, got 1ms"},
+		{"shutdown timeout 0", "dbc: x.dbc\nshutdown_timeout: 0s\n", nil, ":2: shutdown_timeout: must be > 0 (like 5s), got 0s"},
+		{"shutdown timeout negative, env", "dbc: x.dbc\n", []string{"CANDEC_SHUTDOWN_TIMEOUT=-2s"}, "environment CANDEC_SHUTDOWN_TIMEOUT: shutdown_timeout: must be > 0 (like 5s), got -2s"},
+		{"qos negative", "dbc: x.dbc\nqos: -1\n", nil, ":2: qos: must be 0 or 1, got -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := writeFile(t, "candec.yaml", tc.file)
@@ -107,6 +121,92 @@ func TestConfigErrors(t *testing.T) {
 				t.Errorf("got %q, want it to start with %q", err.Error(), tc.want)
 			}
 		})
+	}
+}
+
+// TestOtherEnvAllowed: the CANDEC_ variables of the tests, CI and the
+// bench are not config keys, and pass.
+func TestOtherEnvAllowed(t *testing.T) {
+	path := writeFile(t, "candec.yaml", "dbc: x.dbc\n")
+	var environ []string
+	for _, name := range OtherEnv {
+		environ = append(environ, name+"=1")
+	}
+	if _, err := LoadConfig(path, EnvOverrides(environ)); err != nil {
+		t.Fatalf("got %v, want %v allowed", err, OtherEnv)
+	}
+}
+
+// TestConfigRelativePaths: relative file names in the config file are
+// relative to its directory; in flags and variables, to the working
+// directory.
+func TestConfigRelativePaths(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "etc", "candec.yaml")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	text := "broker: mqtts://b\ndbc: [car.dbc, ../dbc/radar.dbc, /abs/x.dbc]\npolicy: policy.yaml\nca_file: tls/ca.pem\ncert_file: c.pem\nkey_file: c.key\n"
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	etc := filepath.Join(dir, "etc")
+	for _, tc := range []struct {
+		name      string
+		overrides []Override
+		key       string
+		got       func(c Config) any
+		want      any
+	}{
+		{"dbc list", nil, "dbc", func(c Config) any { return c.DBC },
+			[]string{filepath.Join(etc, "car.dbc"), filepath.Join(dir, "dbc", "radar.dbc"), "/abs/x.dbc"}},
+		{"policy", nil, "policy", func(c Config) any { return c.Policy }, filepath.Join(etc, "policy.yaml")},
+		{"ca_file", nil, "ca_file", func(c Config) any { return c.CAFile }, filepath.Join(etc, "tls", "ca.pem")},
+		{"cert_file", nil, "cert_file", func(c Config) any { return c.CertFile }, filepath.Join(etc, "c.pem")},
+		{"key_file", nil, "key_file", func(c Config) any { return c.KeyFile }, filepath.Join(etc, "c.key")},
+		{"a flag stays relative to the working directory", []Override{{Where: "flag --dbc", Key: "dbc", Value: "here.dbc"}}, "dbc",
+			func(c Config) any { return c.DBC }, []string{"here.dbc"}},
+		{"a variable too", EnvOverrides([]string{"CANDEC_POLICY=p.yaml"}), "policy",
+			func(c Config) any { return c.Policy }, "p.yaml"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadConfig(path, tc.overrides)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := tc.got(c); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("%s: got %v, want %v", tc.key, got, tc.want)
+			}
+		})
+	}
+}
+
+// TestFlagHelp: `run -h` shows, for every flag, a placeholder for its
+// value (not the flag package's "value") and the key's default.
+func TestFlagHelp(t *testing.T) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	RegisterFlags(fs)
+	var help strings.Builder
+	fs.SetOutput(&help)
+	fs.PrintDefaults()
+	def := DefaultConfig()
+	for _, k := range keys {
+		f := fs.Lookup(FlagName(k.name))
+		name, _ := flag.UnquoteUsage(f)
+		if name == "" || name == "value" {
+			t.Errorf("--%s: got placeholder %q, want one that says what the value is", f.Name, name)
+		}
+		want := def.text(k.name)
+		if f.DefValue != want {
+			t.Errorf("--%s: got default %q, want %q", f.Name, f.DefValue, want)
+		}
+		line := "-" + f.Name + " " + name + "\n"
+		if !strings.Contains(help.String(), line) {
+			t.Errorf("help lacks %q:\n%s", line, help.String())
+		}
+		if want != "" && !strings.Contains(help.String(), "(default "+want+")") {
+			t.Errorf("help of --%s lacks (default %s)", f.Name, want)
+		}
 	}
 }
 

@@ -14,8 +14,17 @@
 // queue is full it drops the batch and counts its frames
 // (candec_raw_frames_dropped_total). Lost frames are counted from gaps in
 // the batches' seq; a seq that goes backwards is a bridge restart, not
-// loss. Invalid batches are counted and logged at most once every 10 s;
-// they never stop the service.
+// loss. A batch names no publisher, so when two publish on the raw topic
+// at once (two bridges, a bridge and a replay) the service tells them
+// apart by their seq: a batch joins the seq stream it continues, or the
+// one it follows after a gap that the time since that stream's last
+// batch makes plausible (at most 100 000 frames a second); anything else
+// starts a stream of its own. Loss is thus counted per publisher and
+// never exceeds what could have been sent; candec_raw_publishers shows
+// how many streams sent a batch in the last 2 s, and while it is above 1
+// the log says so once every 10 s. Invalid batches, like bridge
+// restarts, are counted and logged at most once every 10 s; they never
+// stop the service.
 //
 // One goroutine owns the pipeline engine. Its envelopes go to the
 // outbox, which holds, per topic, the envelopes not yet handed to the
@@ -28,7 +37,19 @@
 // is away, and what the broker gets on its return is each topic's latest
 // value. An envelope dropped for a newer one is counted
 // (candec_envelopes_suppressed_total{reason="coalesced"}) and shows up as
-// a seq gap to subscribers.
+// a seq gap to subscribers. The window stream is different: each window
+// holds frames no other one has, so its messages are never coalesced; up
+// to 512 of them (5 s of 10 ms windows) wait, connected or not, and only
+// past that is the oldest dropped (reason="overflow").
+//
+// At QoS 1 each publish waits for the broker's PUBACK before the next
+// one. A broker without TCP_NODELAY holds a small PUBACK back (Nagle's
+// algorithm) until the service has acknowledged the raw batch it sent
+// just before, and Linux delays that ACK by up to 40 ms: the mean publish
+// latency was 100 ms instead of 7 ms, and values were coalesced at the
+// car's load. The service's connection therefore acknowledges what it
+// reads at once (package mqttclient, TCP_QUICKACK); giving mosquitto
+// set_tcp_nodelay true (README, "Broker settings") is still best.
 //
 // # Time
 //
@@ -48,7 +69,22 @@
 // # Connection
 //
 // MQTT v5 through package mqttclient (autopaho), with TCP_NODELAY and
-// reconnection with exponential backoff up to reconnect_max. The will is
+// reconnection with exponential backoff and jitter up to reconnect_max,
+// for as long as the service runs: without a broker it keeps retrying,
+// logs "connect failed; retrying with backoff" (at most once every 10 s),
+// counts candec_broker_connect_failures_total, and /healthz answers 503
+// "not connected … retrying". A connection that drops soon after it came
+// up does not reset the backoff, so two instances started with the same
+// client_id (each connection takes the session over from the other) do
+// not reconnect in a tight loop: each says once every 10 s "another
+// client took over client id …" and counts
+// candec_broker_takeovers_total. The broker tells a takeover with MQTT
+// v5 DISCONNECT reason 0x8E, or (mosquitto 2.0) by closing the
+// connection without one; a connection the broker closes sooner than
+// max(10 s, 2 × reconnect_max) after accepting it counts as a takeover.
+// Lines about the connection (connected, lost, attempt failed, taken
+// over) each come at most once every 10 s, with the number held back.
+// The will is
 // "offline", retained, on the status topic. On every connection the
 // service publishes "online" (retained, QoS 1), then — on a reconnect —
 // republishes every signal's last envelope (the broker may have lost its
@@ -76,8 +112,9 @@
 //	candec_raw_frames_total                frames in valid batches
 //	candec_raw_frames_lost_total           frames lost, from seq gaps
 //	candec_raw_frames_dropped_total        frames dropped here (input queue full, or left at shutdown)
-//	candec_raw_batches_invalid_total       batches that failed validation
+//	candec_raw_batches_invalid_total{reason} batches that failed validation: short, version, flags, length, id, data_length, reserved, other
 //	candec_bridge_restarts_total           times the batch seq went backwards
+//	candec_raw_publishers                  seq streams (publishers) active on the raw topic
 //	candec_frames_unknown_id_total         frames of IDs not in the DBC
 //	candec_frames_decoded_total            frames decoded
 //	candec_values_decoded_total            signal values decoded
@@ -85,13 +122,13 @@
 //	candec_frames_clock_outliers_total{direction} future, past: frames over 10 s from the clock, dropped
 //	candec_clock_discontinuities_total     new timebases of the frames' clock (policies restarted)
 //	candec_envelopes_published_total{kind} value, trailing, heartbeat, stale, flush, republish, window
-//	candec_envelopes_suppressed_total{reason} cap, unchanged, coalesced
-//	candec_heartbeats_total                heartbeat envelopes
-//	candec_stale_marks_total               stale envelopes
+//	candec_envelopes_suppressed_total{reason} cap, unchanged, coalesced, overflow
 //	candec_publish_errors_total            failed publishes (retried)
-//	candec_publish_queue_depth             topics waiting for the broker
+//	candec_publish_queue_depth             envelopes waiting for the broker (see "Data path")
 //	candec_broker_connected                1 while connected
 //	candec_broker_connections_total        connections made
+//	candec_broker_connect_failures_total   connection attempts that failed (retried)
+//	candec_broker_takeovers_total          connections lost to another client with the same client id
 //	candec_publish_latency_seconds         frame timestamp → publish (value, trailing, flush)
 //
 // # Configuration
@@ -100,7 +137,12 @@
 // has them all), then the environment variables, then the flags, each
 // overriding the one before. Key foo_bar is the flag --foo-bar and the
 // variable CANDEC_FOO_BAR; dbc takes a YAML list or comma-separated
-// names.
+// names. Relative file names (dbc, policy, ca_file, cert_file, key_file)
+// in the config file are relative to the file's directory, in flags and
+// variables to the working directory. An unknown key in the file and an
+// unknown CANDEC_ variable are both errors, with the nearest known name
+// when there is one; the CANDEC_ variables that are not keys are listed
+// in OtherEnv (CANDEC_CONFIG, and those of the tests, CI and the bench).
 //
 //	key               default                   meaning
 //	broker            mqtt://127.0.0.1:1883     broker URL, mqtt:// or mqtts://
@@ -126,11 +168,17 @@
 //	reconnect_max     5s                        longest wait between connection attempts
 //	shutdown_timeout  5s                        bound on the final flush and "offline"
 //
+// No number is silently replaced by a default: qos must be 0 or 1,
+// window_period and shutdown_timeout above 0, clock_lag 0 or more, and
+// reconnect_max at least 100ms. `candec run -h` shows each flag's default.
+//
 // A bad value stops start-up with one line that names where it was set,
 // the key, and what is wrong:
 //
 //	candec.yaml:7: qos: must be 0 or 1, got 2
 //	environment CANDEC_CLOCK_LAG: clock_lag: not a duration (like 100ms or 5s): "fast"
+//	environment CANDEC_BORKER: borker: unknown variable; did you mean CANDEC_BROKER? (known: …)
+//	flag --broker: broker: bad broker URL "127.0.0.1:1883": must be mqtt://host:port or mqtts://host:port
 //
 // # Cost
 //

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -91,8 +92,14 @@ type running struct {
 // startService runs a service until the test ends (or stop is called).
 func startService(t *testing.T, cfg Config, db *dbc.Database) *running {
 	t.Helper()
+	return startServiceLog(t, cfg, db, testWriter{t}, slog.LevelDebug)
+}
+
+// startServiceLog is startService with the log written to w at level.
+func startServiceLog(t *testing.T, cfg Config, db *dbc.Database, w io.Writer, level slog.Level) *running {
+	t.Helper()
 	reg := prometheus.NewRegistry()
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	s, err := New(cfg, db, log, reg)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/yukart/candec/frame"
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/rawbatch"
 )
 
 func statuses(msgs []brokertest.Message) []string {
@@ -159,7 +160,8 @@ func TestRawCounters(t *testing.T) {
 		name      string
 		got, want float64
 	}{
-		{"invalid batches", counter(t, r.m.rawInvalid), 2},
+		{"invalid batches, short", counter(t, r.m.invalid(rawbatch.ErrShort)), 1},
+		{"invalid batches, version", counter(t, r.m.invalid(rawbatch.ErrVersion)), 1},
 		{"lost frames", counter(t, r.m.rawLost), 4 + 3},
 		{"bridge restarts", counter(t, r.m.bridgeRestarts), 1},
 		{"decoded frames", counter(t, r.m.decoded), 4},

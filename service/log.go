@@ -5,6 +5,7 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -53,4 +54,17 @@ func (r *rateLimit) allow(now time.Time) (ok bool, suppressed int) {
 	s := r.suppressed
 	r.suppressed = 0
 	return true, s
+}
+
+// lockedLimit is a rateLimit for callbacks that run on several
+// goroutines.
+type lockedLimit struct {
+	mu sync.Mutex
+	rateLimit
+}
+
+func (l *lockedLimit) allow(now time.Time) (ok bool, suppressed int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rateLimit.allow(now)
 }

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/yukart/candec/pipeline"
+	"github.com/yukart/candec/rawbatch"
 )
 
 // Reasons an envelope was not published, the label of
@@ -22,7 +24,38 @@ const (
 	// next one for the same topic replaced it (a slow or absent broker);
 	// subscribers see the gap in seq.
 	reasonCoalesced = "coalesced"
+	// reasonOverflow: a window-stream message dropped because 512 of
+	// them waited for a broker that is away or too slow (the window
+	// stream is never coalesced).
+	reasonOverflow = "overflow"
 )
+
+// invalidReasons label candec_raw_batches_invalid_total: the rawbatch
+// error a batch failed with, in the order they are checked.
+var invalidReasons = []struct {
+	err   error
+	label string
+}{
+	{rawbatch.ErrShort, "short"},
+	{rawbatch.ErrVersion, "version"},
+	{rawbatch.ErrFlags, "flags"},
+	{rawbatch.ErrLength, "length"},
+	{rawbatch.ErrID, "id"},
+	{rawbatch.ErrDataLength, "data_length"},
+	{rawbatch.ErrReserved, "reserved"},
+	{nil, "other"}, // the last: anything else
+}
+
+// invalid returns the counter of batches that failed with err. It does
+// not allocate.
+func (m *metrics) invalid(err error) prometheus.Counter {
+	for i, r := range invalidReasons[:len(invalidReasons)-1] {
+		if errors.Is(err, r.err) {
+			return m.rawInvalid[i]
+		}
+	}
+	return m.rawInvalid[len(m.rawInvalid)-1]
+}
 
 // metrics are the service's Prometheus metrics. Counters are resolved
 // once, so updating them never allocates.
@@ -31,7 +64,7 @@ type metrics struct {
 	rawFrames      prometheus.Counter
 	rawLost        prometheus.Counter
 	rawDropped     prometheus.Counter
-	rawInvalid     prometheus.Counter
+	rawInvalid     []prometheus.Counter // by invalidReasons' index
 	bridgeRestarts prometheus.Counter
 	unknownID      prometheus.Counter
 	decoded        prometheus.Counter
@@ -40,12 +73,18 @@ type metrics struct {
 	suppressedCap  prometheus.Counter
 	suppressedSame prometheus.Counter
 	coalesced      prometheus.Counter
-	heartbeats     prometheus.Counter
-	staleMarks     prometheus.Counter
 	publishErrors  prometheus.Counter
 	connections    prometheus.Counter
 	latency        prometheus.Histogram
 	clock          *clockMetrics
+
+	// The connection's health.
+	connectFailures prometheus.Counter
+	takeovers       prometheus.Counter
+	windowOverflow  prometheus.Counter
+
+	// The raw topic's publishers.
+	rawPublishers prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64) (*metrics, error) {
@@ -55,15 +94,12 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 	m := &metrics{
 		rawBatches:     counter("candec_raw_batches_total", "Raw batches received from the broker, valid or not."),
 		rawFrames:      counter("candec_raw_frames_total", "Frames in valid raw batches."),
-		rawLost:        counter("candec_raw_frames_lost_total", "Raw frames lost before decoding, from gaps in the batches' seq (includes candec_raw_frames_dropped_total)."),
+		rawLost:        counter("candec_raw_frames_lost_total", "Raw frames lost before decoding, from gaps in each publisher's batch seq (includes candec_raw_frames_dropped_total)."),
 		rawDropped:     counter("candec_raw_frames_dropped_total", "Raw frames dropped by the service because its input queue was full."),
-		rawInvalid:     counter("candec_raw_batches_invalid_total", "Raw batches that failed validation and were ignored."),
 		bridgeRestarts: counter("candec_bridge_restarts_total", "Times the raw batches' seq went backwards (the bridge restarted)."),
 		unknownID:      counter("candec_frames_unknown_id_total", "Frames whose CAN ID is not in the DBC."),
 		decoded:        counter("candec_frames_decoded_total", "Frames of a message in the DBC, decoded."),
 		values:         counter("candec_values_decoded_total", "Signal values decoded."),
-		heartbeats:     counter("candec_heartbeats_total", "Heartbeat envelopes: the current value again after a quiet period."),
-		staleMarks:     counter("candec_stale_marks_total", "Envelopes flagged stale because a message's frames stopped."),
 		publishErrors:  counter("candec_publish_errors_total", "Publishes the MQTT client failed (the message is retried)."),
 		connections:    counter("candec_broker_connections_total", "Connections made to the broker (the first and every reconnect)."),
 		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
@@ -71,6 +107,19 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 			Help:    "From a value's frame timestamp to its publish, for new, trailing and flushed values.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14), // 0.5 ms … 4 s
 		}),
+	}
+	m.connectFailures = counter("candec_broker_connect_failures_total",
+		"Connection attempts that failed; the service keeps retrying, with backoff up to reconnect_max.")
+	m.takeovers = counter("candec_broker_takeovers_total",
+		"Connections lost because another client connected with the same client id: a DISCONNECT with reason 0x8E, or the broker closing the connection soon after accepting it, as mosquitto 2.0 does.")
+	m.rawPublishers = prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_raw_publishers",
+		Help: "Publishers on the raw topic, told apart by their seq streams, that sent a batch in the last 2 s; more than 1 means more than one bridge or replay publishes there."})
+	invalid := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "candec_raw_batches_invalid_total",
+		Help: "Raw batches that failed validation and were ignored, by what was wrong (docs/wire-format.md, Validation).",
+	}, []string{"reason"})
+	for _, r := range invalidReasons {
+		m.rawInvalid = append(m.rawInvalid, invalid.WithLabelValues(r.label))
 	}
 	pub := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "candec_envelopes_published_total",
@@ -81,20 +130,23 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 	}
 	sup := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "candec_envelopes_suppressed_total",
-		Help: "Values not published: held back by a rate cap and replaced (cap), within the on-change deadband (unchanged), or replaced before a slow broker took them (coalesced).",
+		Help: "Values not published: held back by a rate cap and replaced (cap), within the on-change deadband (unchanged), replaced before a slow broker took them (coalesced), or window-stream messages dropped when 512 waited (overflow).",
 	}, []string{"reason"})
 	m.suppressedCap = sup.WithLabelValues(reasonCap)
 	m.suppressedSame = sup.WithLabelValues(reasonUnchanged)
 	m.coalesced = sup.WithLabelValues(reasonCoalesced)
+	m.windowOverflow = sup.WithLabelValues(reasonOverflow)
 	m.clock = newClockMetrics()
 
 	cs := []prometheus.Collector{
-		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, m.rawInvalid, m.bridgeRestarts,
-		m.unknownID, m.decoded, m.values, m.heartbeats, m.staleMarks, m.publishErrors,
-		m.connections, m.latency, pub, sup, m.clock.late, m.clock.outliers, m.clock.discontinuities,
+		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, invalid, m.bridgeRestarts,
+		m.unknownID, m.decoded, m.values, m.publishErrors,
+		m.connections, m.latency, pub, sup,
+		m.connectFailures, m.takeovers, m.rawPublishers,
+		m.clock.late, m.clock.outliers, m.clock.discontinuities,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "candec_publish_queue_depth",
-			Help: "Topics with an envelope waiting for the broker (at most one per topic: the latest wins).",
+			Help: "Envelopes waiting for the broker: up to 8 per signal topic while connected and 1 while not (the latest wins), and up to 512 window-stream messages.",
 		}, queueDepth),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "candec_broker_connected",
@@ -117,8 +169,6 @@ func (m *metrics) add(prev, cur *pipeline.Stats) {
 	m.values.Add(float64(cur.Values - prev.Values))
 	m.suppressedCap.Add(float64(cur.SuppressedCap - prev.SuppressedCap))
 	m.suppressedSame.Add(float64(cur.SuppressedUnchanged - prev.SuppressedUnchanged))
-	m.heartbeats.Add(float64(cur.Published(pipeline.KindHeartbeat) - prev.Published(pipeline.KindHeartbeat)))
-	m.staleMarks.Add(float64(cur.Published(pipeline.KindStale) - prev.Published(pipeline.KindStale)))
 	m.clock.add(prev, cur)
 }
 

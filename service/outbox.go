@@ -13,13 +13,23 @@ import (
 // beside it, catches up before the next batch.
 const topicDepth = 8
 
+// streamDepth is how many messages of a stream topic (the window stream)
+// may wait, connected or not: 5 s of 10 ms windows. A stream's messages
+// are not states where the latest one stands for the others: each
+// window holds frames no other window has, so they are never coalesced.
+// Only when a broker that is away or too slow lets them pile up past
+// this are the oldest dropped (counted as overflow), which keeps memory
+// bounded.
+const streamDepth = 512
+
 // outbox holds what waits for the broker: per topic, a small FIFO of
 // envelopes not yet handed to the MQTT client (at most topicDepth while
 // connected, only the latest while not), and one FIFO of topic indexes in
 // the order the envelopes came. However long the broker is away, it
-// holds at most one envelope per topic: the latest value wins. An
+// holds at most one envelope per signal topic: the latest value wins. An
 // envelope dropped for a newer one is counted ("coalesced"), and
-// subscribers see it as a gap in seq.
+// subscribers see it as a gap in seq. A stream topic (the window stream)
+// instead keeps up to streamDepth messages, connected or not.
 //
 //	engine ──put──▶ queue[topic] ──▶ order FIFO ──take──▶ publisher ──▶ broker
 //
@@ -29,7 +39,7 @@ const topicDepth = 8
 type outbox struct {
 	mu    sync.Mutex
 	qs    []topicQueue
-	depth int     // the current limit per topic: topicDepth or 1
+	depth int     // the current limit per signal topic: topicDepth or 1
 	order []int32 // topic indexes, one per waiting envelope, oldest first
 	head  int
 	n     int
@@ -39,10 +49,20 @@ type outbox struct {
 	wake chan struct{}
 }
 
-// topicQueue is one topic's waiting envelopes, oldest first.
+// topicQueue is one topic's waiting envelopes, oldest first, in a ring.
 type topicQueue struct {
-	msgs    [topicDepth]msg
+	msgs    []msg
 	head, n int
+	stream  bool // a stream topic: its limit is len(msgs), always
+}
+
+// limit is how many envelopes q may hold when signal topics may hold
+// depth.
+func (q *topicQueue) limit(depth int) int {
+	if q.stream {
+		return len(q.msgs)
+	}
+	return depth
 }
 
 // msg is one message to publish, as the engine produced it.
@@ -56,13 +76,22 @@ type msg struct {
 	payload []byte
 }
 
-func newOutbox(topics int) *outbox {
-	return &outbox{
+// newOutbox returns an outbox for topics topics, the streams among them
+// (by index) stream topics.
+func newOutbox(topics int, streams ...int) *outbox {
+	b := &outbox{
 		qs:    make([]topicQueue, topics),
 		depth: 1,
-		order: make([]int32, topics*topicDepth),
+		order: make([]int32, topics*topicDepth+len(streams)*(streamDepth-topicDepth)),
 		wake:  make(chan struct{}, 1),
 	}
+	for i := range b.qs {
+		b.qs[i].msgs = make([]msg, topicDepth)
+	}
+	for _, i := range streams {
+		b.qs[i] = topicQueue{msgs: make([]msg, streamDepth), stream: true}
+	}
+	return b
 }
 
 // put copies o into topic i's queue and returns how many waiting
@@ -70,10 +99,10 @@ func newOutbox(topics int) *outbox {
 func (b *outbox) put(i int, o *pipeline.Out, retain bool) (dropped int) {
 	b.mu.Lock()
 	q := &b.qs[i]
-	if q.n >= b.depth {
+	if q.n >= q.limit(b.depth) {
 		// Drop the oldest; the order FIFO keeps its entry, which now
 		// stands for the next oldest.
-		q.head = (q.head + 1) % topicDepth
+		q.head = (q.head + 1) % len(q.msgs)
 		q.n--
 		dropped = 1
 	} else {
@@ -81,7 +110,7 @@ func (b *outbox) put(i int, o *pipeline.Out, retain bool) (dropped int) {
 		b.n++
 		b.total.Store(int64(b.n))
 	}
-	m := &q.msgs[(q.head+q.n)%topicDepth]
+	m := &q.msgs[(q.head+q.n)%len(q.msgs)]
 	q.n++
 	m.slot, m.topic, m.retain, m.kind, m.ts, m.seq = i, o.Topic, retain, o.Kind, o.TS, o.Seq
 	m.payload = append(m.payload[:0], o.Payload...)
@@ -113,7 +142,7 @@ func (b *outbox) take(spare []byte) (m msg, ok bool) {
 	p := &q.msgs[q.head]
 	m = *p
 	p.payload = spare[:0]
-	q.head = (q.head + 1) % topicDepth
+	q.head = (q.head + 1) % len(q.msgs)
 	q.n--
 	return m, true
 }
@@ -125,10 +154,10 @@ func (b *outbox) giveBack(m msg) (spare []byte, dropped bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	q := &b.qs[m.slot]
-	if q.n >= b.depth {
+	if q.n >= q.limit(b.depth) {
 		return m.payload, true
 	}
-	q.head = (q.head - 1 + topicDepth) % topicDepth
+	q.head = (q.head - 1 + len(q.msgs)) % len(q.msgs)
 	q.n++
 	p := &q.msgs[q.head]
 	spare = p.payload
@@ -140,9 +169,10 @@ func (b *outbox) giveBack(m msg) (spare []byte, dropped bool) {
 	return spare, false
 }
 
-// setConnected sets the limit per topic: topicDepth while the broker is
-// connected, only the latest envelope while it is not. Going down drops
-// all but the latest of each topic at once and returns how many.
+// setConnected sets the limit per signal topic: topicDepth while the
+// broker is connected, only the latest envelope while it is not. Going
+// down drops all but the latest of each signal topic at once and returns
+// how many; stream topics keep theirs.
 func (b *outbox) setConnected(up bool) (dropped int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -154,10 +184,10 @@ func (b *outbox) setConnected(up bool) (dropped int) {
 	excess := map[int32]int{}
 	for i := range b.qs {
 		q := &b.qs[i]
-		if q.n > 1 {
+		if q.n > 1 && !q.stream {
 			excess[int32(i)] = q.n - 1
 			dropped += q.n - 1
-			q.head = (q.head + q.n - 1) % topicDepth
+			q.head = (q.head + q.n - 1) % len(q.msgs)
 			q.n = 1
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -48,6 +49,11 @@ const (
 	// badBatchLogPeriod is the least time between two log lines about
 	// invalid batches.
 	badBatchLogPeriod = 10 * time.Second
+	// connLogPeriod is the least time between two log lines of one kind
+	// about the connection (connected, lost, taken over, attempt failed):
+	// a broker that keeps dropping the service, or another client that
+	// keeps taking its client id, costs a line every few seconds.
+	connLogPeriod = 10 * time.Second
 )
 
 // Errors.
@@ -83,18 +89,27 @@ type Service struct {
 	connEnd   context.CancelFunc // ends connCtx
 	republish chan chan struct{} // the publisher asks the engine to republish; closed when done
 	connected atomic.Bool
+	upAt      atomic.Int64 // when the current connection came up, Unix ns
 	running   atomic.Bool
 	cm        *autopaho.ConnectionManager                // set by Run before its goroutines start
 	conn      atomic.Pointer[autopaho.ConnectionManager] // cm, for other goroutines (tests)
 
 	// Owned by the engine goroutine.
-	seq      rawbatch.SeqTracker
+	seq      seqStreams
 	f        frame.Frame
-	lastTS   int64     // the newest frame time seen
+	lastTS   int64     // the engine's newest frame time on its timebase
 	lastWall time.Time // when the batch that brought it was handled
 	started  bool      // a frame has been seen
 	stats    pipeline.Stats
 	badLog   rateLimit
+
+	// The raw topic's publishers, as their seq streams tell them; owned
+	// by the engine goroutine too.
+	publishers                int
+	restartLog, publishersLog rateLimit
+
+	// Log limits of the MQTT client's callbacks, one per kind of line.
+	upLog, downLog, takeoverLog, failLog lockedLimit
 
 	// now is the wall clock; tests replace it.
 	now func() time.Time
@@ -122,6 +137,9 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 	if cfg.Policy != "" {
 		p, err := pipeline.LoadPolicy(cfg.Policy)
 		if err != nil {
+			if w := cfg.Where("policy"); w != "" {
+				return nil, fmt.Errorf("%s: %w", w, err)
+			}
 			return nil, err
 		}
 		pcfg.Policies = p
@@ -132,7 +150,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 	s := &Service{
 		cfg:       cfg,
 		log:       log,
-		out:       newOutbox(len(db.Signals) + 1),
+		out:       newOutbox(len(db.Signals)+1, len(db.Signals)),
 		window:    len(db.Signals),
 		qos:       byte(cfg.QoS),
 		ctype:     enc.ContentType(),
@@ -143,6 +161,10 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		badLog:    rateLimit{period: badBatchLogPeriod},
 		now:       time.Now,
 	}
+	for _, l := range []*lockedLimit{&s.upLog, &s.downLog, &s.takeoverLog, &s.failLog} {
+		l.period = connLogPeriod
+	}
+	s.restartLog.period, s.publishersLog.period = badBatchLogPeriod, badBatchLogPeriod
 	for range inQueue {
 		s.free <- nil
 	}
@@ -165,6 +187,9 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		OnConnectError: s.onConnectError,
 		OnPublish:      s.receive,
 	}
+	// How a connection ended tells a takeover of the client id.
+	s.mqttCfg.OnServerDisconnect = s.onServerDisconnect
+	s.mqttCfg.OnConnectionLost = s.onConnectionLost
 	if _, err := s.mqttCfg.AutopahoConfig(); err != nil { // reads the TLS files
 		return nil, err
 	}
@@ -290,7 +315,7 @@ func (s *Service) httpHandler() http.Handler {
 			return
 		}
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "not connected to %s\n", s.cfg.Broker)
+		fmt.Fprintf(w, "not connected to %s; retrying (backoff up to %v)\n", s.cfg.Broker, s.cfg.ReconnectMax)
 	})
 	return mux
 }
@@ -299,13 +324,16 @@ func (s *Service) httpHandler() http.Handler {
 // and must not block.
 
 func (s *Service) onUp(*autopaho.ConnectionManager, *paho.Connack) {
+	s.upAt.Store(s.now().UnixNano())
 	s.connMu.Lock()
 	s.connCtx, s.connEnd = context.WithCancel(context.Background())
 	s.connMu.Unlock()
 	s.out.setConnected(true)
 	s.connected.Store(true)
 	s.m.connections.Inc()
-	s.log.Info("connected", "broker", s.cfg.Broker)
+	if ok, held := s.upLog.allow(s.now()); ok {
+		s.log.Info("connected", "broker", s.cfg.Broker, "suppressed_since_last", held)
+	}
 	select {
 	case s.up <- struct{}{}:
 	default:
@@ -320,11 +348,59 @@ func (s *Service) onDown() {
 	if n := s.out.setConnected(false); n > 0 {
 		s.m.coalesced.Add(float64(n))
 	}
-	s.log.Warn("broker connection lost; reconnecting", "broker", s.cfg.Broker)
+	if ok, held := s.downLog.allow(s.now()); ok {
+		s.log.Warn("broker connection lost; reconnecting", "broker", s.cfg.Broker, "suppressed_since_last", held)
+	}
 }
 
 func (s *Service) onConnectError(err error) {
-	s.log.Warn("connect failed", "broker", s.cfg.Broker, "err", err)
+	s.m.connectFailures.Inc()
+	if ok, held := s.failLog.allow(s.now()); ok {
+		s.log.Warn("connect failed; retrying with backoff", "broker", s.cfg.Broker, "err", err,
+			"reconnect_max", s.cfg.ReconnectMax, "suppressed_since_last", held)
+	}
+}
+
+// onServerDisconnect hears the reason the broker gave for ending the
+// connection. Session taken over means another client connected with
+// the same client id: two services fight over it, each connection
+// ending the other's, until one is stopped or given its own id.
+func (s *Service) onServerDisconnect(reason byte) {
+	if reason != mqttclient.ReasonSessionTakenOver {
+		s.log.Warn("the broker ended the connection", "broker", s.cfg.Broker, "reason", fmt.Sprintf("%#x", reason))
+		return
+	}
+	s.takenOver("MQTT v5 DISCONNECT reason 0x8E, session taken over")
+}
+
+// onConnectionLost hears why a connection failed without a DISCONNECT
+// from the broker. Brokers that predate reason 0x8E (mosquitto 2.0
+// among them) close the older of two connections with one client id
+// without a word: the client reads end of file. A connection the broker
+// closes so soon after accepting it (sooner than a connection is deemed
+// stable, which two clients fighting over one id never reach) is
+// counted as taken over; a broker that shuts down within that time is
+// counted too, which the log line's wording allows for.
+func (s *Service) onConnectionLost(err error) {
+	if !errors.Is(err, io.EOF) {
+		return // the connection's lost line says enough
+	}
+	lasted := s.now().Sub(time.Unix(0, s.upAt.Load()))
+	if lasted >= mqttclient.StableAfter(s.cfg.ReconnectMax) {
+		return
+	}
+	s.takenOver(fmt.Sprintf("the broker closed the connection %v after accepting it, as mosquitto does to the older of two connections with one client id",
+		lasted.Round(time.Millisecond)))
+}
+
+// takenOver counts a takeover and says, at most once per connLogPeriod,
+// what is going on and what to do.
+func (s *Service) takenOver(how string) {
+	s.m.takeovers.Inc()
+	if ok, held := s.takeoverLog.allow(s.now()); ok {
+		s.log.Error("another client took over client id "+s.cfg.ClientID+"; give each instance its own client_id",
+			"broker", s.cfg.Broker, "how", how, "suppressed_since_last", held)
+	}
 }
 
 // receive takes a raw batch from the MQTT client. It copies the payload
@@ -393,7 +469,7 @@ func (s *Service) runEngine(ctx context.Context) {
 func (s *Service) handleBatch(b []byte) {
 	batch, err := rawbatch.Parse(b)
 	if err != nil {
-		s.m.rawInvalid.Inc()
+		s.m.invalid(err).Inc()
 		if ok, held := s.badLog.allow(s.now()); ok {
 			s.log.Warn("invalid raw batch ignored", "topic", s.cfg.RawTopic, "bytes", len(b), "err", err,
 				"suppressed_since_last", held)
@@ -402,13 +478,26 @@ func (s *Service) handleBatch(b []byte) {
 	}
 	n := batch.Len()
 	s.m.rawFrames.Add(float64(n))
-	lost, restarted := s.seq.Observe(batch.Seq(), n)
+	now := s.now()
+	lost, restarted := s.seq.observe(batch.Seq(), n, now)
 	if lost > 0 {
 		s.m.rawLost.Add(float64(lost))
 	}
 	if restarted {
 		s.m.bridgeRestarts.Inc()
-		s.log.Info("raw batch seq went back: the bridge restarted", "seq", batch.Seq())
+		if ok, held := s.restartLog.allow(now); ok {
+			s.log.Info("raw batch seq went back: the bridge restarted", "seq", batch.Seq(), "suppressed_since_last", held)
+		}
+	}
+	if pubs := s.seq.active(now); pubs != s.publishers {
+		s.publishers = pubs
+		s.m.rawPublishers.Set(float64(pubs))
+	}
+	if s.publishers > 1 {
+		if ok, held := s.publishersLog.allow(now); ok {
+			s.log.Warn("more than one publisher on the raw topic: their batches carry separate seq streams, followed apart",
+				"topic", s.cfg.RawTopic, "publishers", s.publishers, "suppressed_since_last", held)
+		}
 	}
 	for i := range n {
 		batch.Frame(i, &s.f)
@@ -419,7 +508,7 @@ func (s *Service) handleBatch(b []byte) {
 		// dropped for an implausible timestamp must not drag the
 		// watermark along, and a new timebase must.
 		s.lastTS = s.engine.Latest()
-		s.lastWall = s.now()
+		s.lastWall = now
 		s.started = true
 	}
 	s.syncStats()
@@ -458,7 +547,11 @@ func (s *Service) put(o *pipeline.Out) {
 		i = o.Signal.Index
 	}
 	if n := s.out.put(i, o, o.Kind != pipeline.KindWindow); n > 0 {
-		s.m.coalesced.Add(float64(n))
+		if i == s.window {
+			s.m.windowOverflow.Add(float64(n))
+		} else {
+			s.m.coalesced.Add(float64(n))
+		}
 	}
 }
 
@@ -513,7 +606,7 @@ func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, repu
 	ctx, cancel := s.connection(ctx)
 	defer cancel()
 	if err := s.publishStatus(ctx, StatusOnline); err != nil {
-		s.log.Warn("publish status", "status", StatusOnline, "err", err)
+		s.logConnErr(ctx, "publish status", "status", StatusOnline, "err", err)
 		return
 	}
 	if republish {
@@ -536,8 +629,20 @@ func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, repu
 		err = fmt.Errorf("refused with reason %#x", sa.Reasons[0])
 	}
 	if err != nil {
-		s.log.Error("subscribe to the raw topic", "topic", s.cfg.RawTopic, "err", err)
+		s.logConnErr(ctx, "subscribe to the raw topic", "topic", s.cfg.RawTopic, "err", err)
 	}
+}
+
+// logConnErr logs a failed operation of the connection's start: as an
+// error, unless the connection has dropped under it (ctx ended), which
+// the connection's own lines already say; then it is a debug line, so
+// that a connection dropped again and again cannot flood the log.
+func (s *Service) logConnErr(ctx context.Context, msg string, args ...any) {
+	if ctx.Err() != nil {
+		s.log.Debug(msg, args...)
+		return
+	}
+	s.log.Error(msg, args...)
 }
 
 func (s *Service) publishStatus(ctx context.Context, status string) error {
@@ -610,7 +715,11 @@ func (p *publisher) drain(ctx context.Context) bool {
 			}
 			var replaced bool
 			if p.spare, replaced = s.out.giveBack(m); replaced {
-				s.m.coalesced.Inc()
+				if m.slot == s.window {
+					s.m.windowOverflow.Inc()
+				} else {
+					s.m.coalesced.Inc()
+				}
 			}
 			return false
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,7 +25,7 @@ func init() {
 // service until SIGINT or SIGTERM.
 func runRun(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "run", "[--config FILE] [flags]")
-	file := fs.String("config", os.Getenv("CANDEC_CONFIG"), "YAML config `file` (env CANDEC_CONFIG); flags and CANDEC_* variables override it")
+	file := fs.String("config", os.Getenv(service.EnvConfig), "YAML config `file` (env "+service.EnvConfig+"); flags and CANDEC_* variables override it")
 	flags := service.RegisterFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -42,6 +43,10 @@ func runRun(ctx context.Context, e env, args []string) error {
 	}
 	db, err := dbc.Load(cfg.DBC...)
 	if err != nil {
+		if w := cfg.Where("dbc"); w != "" {
+			// Name the config file (or variable, or flag) that gave it.
+			return fmt.Errorf("%s: %w", w, err)
+		}
 		return err
 	}
 	for _, w := range db.Warnings {
