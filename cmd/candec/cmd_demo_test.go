@@ -55,9 +55,11 @@ func TestDemoBadInput(t *testing.T) {
 
 // TestDemoHelp: -h gives --duration a real default, not a sentinel.
 func TestDemoHelp(t *testing.T) {
-	var stderr bytes.Buffer
-	_ = run(context.Background(), env{nil, &bytes.Buffer{}, &stderr}, []string{"demo", "-h"})
-	help := stderr.String()
+	var stdout bytes.Buffer // the help goes to stdout, exit status 0
+	if err := run(context.Background(), env{nil, &stdout, &bytes.Buffer{}}, []string{"demo", "-h"}); err != nil {
+		t.Fatalf("demo -h: %v, want exit 0", err)
+	}
+	help := stdout.String()
 	if strings.Contains(help, "-1ns") || !strings.Contains(help, "(default auto)") || !strings.Contains(help, "(default candec-demo with --broker") {
 		t.Errorf("help:\n%s\nwant --duration's default auto and --prefix's default, no -1ns", help)
 	}

@@ -112,8 +112,8 @@ func TestRunServes(t *testing.T) {
 
 // TestRunHelp: `run -h` names each flag's value and shows its default.
 func TestRunHelp(t *testing.T) {
-	var stderr bytes.Buffer
-	err := run(context.Background(), env{nil, &bytes.Buffer{}, &stderr}, []string{"run", "-h"})
+	var stderr bytes.Buffer // the help goes to stdout
+	err := run(context.Background(), env{nil, &stderr, &bytes.Buffer{}}, []string{"run", "-h"})
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("run -h: got %v, want the help", err)
 	}

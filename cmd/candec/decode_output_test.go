@@ -370,7 +370,9 @@ func TestDecodeMatchesEnvelopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	capture := string(idle) + "(1791563900.000000) can0 0E0#0000C07F0000807F\n"
+	// Just after the capture's last frame: a frame far from the policy
+	// clock would be dropped as an outlier (see docs/policy.md).
+	capture := string(idle) + "(1791563876.000000) can0 0E0#0000C07F0000807F\n"
 	policy := filepath.Join(t.TempDir(), "all.yaml")
 	os.WriteFile(policy, []byte("{}\n"), 0o644)
 
