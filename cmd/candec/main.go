@@ -149,6 +149,11 @@ func isFlagError(err error) bool {
 	return false
 }
 
+// flagSetCreated, set by tests only, sees each flag set a command makes,
+// so a test can reach every flag of every command without a list of its
+// own that would miss a new one.
+var flagSetCreated func(*flag.FlagSet)
+
 // newFlags returns a flag set that reports errors instead of exiting. A
 // parse error is returned, not printed: run prints it once, with the
 // command's name and a pointer to its -h, instead of the whole usage. -h
@@ -157,6 +162,9 @@ func isFlagError(err error) bool {
 // on stderr, one line.
 func newFlags(e env, name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	if flagSetCreated != nil {
+		flagSetCreated(fs)
+	}
 	var parseErr bytes.Buffer
 	fs.SetOutput(&parseErr)
 	fs.Usage = func() {
