@@ -17,6 +17,7 @@ import (
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/rawbatch"
 )
 
@@ -161,6 +162,29 @@ func (r *running) sendPaced(t *testing.T, pub *brokertest.Client, seq uint64, fr
 	waitUntil(t, "batch decoded and published", func() bool {
 		return counter(t, r.m.decoded)+counter(t, r.m.unknownID) >= want && r.out.len() == 0
 	})
+}
+
+// rawPublisher connects a bridge's client to the broker at url and
+// returns its publisher on the raw topic. The client disconnects when
+// the test ends, before the service and the broker stop.
+func rawPublisher(t *testing.T, url, clientID string) *mqttclient.Publisher {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cm, err := mqttclient.Connect(ctx, mqttclient.Config{URL: url, ClientID: clientID})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		defer cancel()
+		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer dcancel()
+		_ = cm.Disconnect(dctx)
+	})
+	if err := cm.AwaitConnection(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return mqttclient.NewPublisher(cm, DefaultRawTopic, 0, false, "")
 }
 
 // waitUntil polls cond every few milliseconds until it holds, and fails

@@ -10,7 +10,6 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/replay"
 )
 
@@ -38,19 +37,7 @@ func TestTwoPublishersOnRawTopic(t *testing.T) {
 	stats := make([]replay.Stats, 2)
 	errs := make([]error, 2)
 	for i := range 2 {
-		cm, err := mqttclient.Connect(ctx, mqttclient.Config{URL: b.URL, ClientID: "replay-" + string(rune('a'+i))})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer func() {
-			dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer dcancel()
-			_ = cm.Disconnect(dctx)
-		}()
-		if err := cm.AwaitConnection(ctx); err != nil {
-			t.Fatal(err)
-		}
-		pub := mqttclient.NewPublisher(cm, DefaultRawTopic, 0, false, "")
+		pub := rawPublisher(t, b.URL, "replay-"+string(rune('a'+i)))
 		wg.Go(func() {
 			// The second starts a little later: its seq runs behind the
 			// first's.

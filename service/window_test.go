@@ -16,7 +16,6 @@ import (
 	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/internal/child"
 	"github.com/yukart/candec/internal/mosquitto"
-	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/pipeline"
 	"github.com/yukart/candec/replay"
 )
@@ -100,19 +99,7 @@ func testWindowStreamNoLoss(t *testing.T, url string) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cm, err := mqttclient.Connect(ctx, mqttclient.Config{URL: url, ClientID: "bridge-" + t.Name()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer dcancel()
-		_ = cm.Disconnect(dctx)
-	}()
-	if err := cm.AwaitConnection(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pub := mqttclient.NewPublisher(cm, DefaultRawTopic, 0, false, "")
+	pub := rawPublisher(t, url, "bridge-"+t.Name())
 	st, err := replay.Run(ctx, replay.OpenFile("../testdata/idle.log", capture.Options{}), pub,
 		replay.Options{Speed: speed, FirstSeq: 1})
 	if err != nil || st.Failed > 0 {

@@ -137,22 +137,31 @@ func TestReadAllocs(t *testing.T) {
 	}
 }
 
-// TestAgainstMosquitto subscribes with this client and publishes with
-// paho through a private mosquitto.
-func TestAgainstMosquitto(t *testing.T) {
+// startMosquitto starts a private mosquitto, stopped when the test ends;
+// without one installed it skips the test, or fails it when
+// CANDEC_REQUIRE_MOSQUITTO is 1.
+func startMosquitto(ctx context.Context, t *testing.T) *stack.Mosquitto {
+	t.Helper()
 	if _, err := stack.FindMosquitto(); err != nil {
 		if os.Getenv("CANDEC_REQUIRE_MOSQUITTO") == "1" {
 			t.Fatal(err)
 		}
 		t.Skip(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	m, err := stack.StartMosquitto(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Stop(0)
+	t.Cleanup(func() { _ = m.Stop(0) })
+	return m
+}
+
+// TestAgainstMosquitto subscribes with this client and publishes with
+// paho through a private mosquitto.
+func TestAgainstMosquitto(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	m := startMosquitto(ctx, t)
 
 	var (
 		mu  sync.Mutex
@@ -230,19 +239,9 @@ func TestAgainstMosquitto(t *testing.T) {
 // connection") as an error. Close after a DISCONNECT races the same way,
 // only not every time.
 func TestCloseAfterConnectionEnded(t *testing.T) {
-	if _, err := stack.FindMosquitto(); err != nil {
-		if os.Getenv("CANDEC_REQUIRE_MOSQUITTO") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m, err := stack.StartMosquitto(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Stop(0)
+	m := startMosquitto(ctx, t)
 	c, err := Dial(ctx, m.URL, "dropped", func(_, _ []byte, _ int64) {})
 	if err != nil {
 		t.Fatal(err)

@@ -3,22 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestDBCCommand(t *testing.T) {
 	dir := t.TempDir()
-	good := filepath.Join(dir, "good.dbc")
-	bad := filepath.Join(dir, "bad.dbc")
-	if err := os.WriteFile(good, []byte("BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@1+ (0.1,0) [0|300] \"km/h\" Dash\nFOO_ 1;\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bad, []byte("BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@3+ (0.1,0) [0|300] \"km/h\" Dash\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	good := writeFile(t, dir, "good.dbc", "BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@1+ (0.1,0) [0|300] \"km/h\" Dash\nFOO_ 1;\n")
+	bad := writeFile(t, dir, "bad.dbc", "BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@3+ (0.1,0) [0|300] \"km/h\" Dash\n")
 
 	var out bytes.Buffer
 	if err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, []string{"dbc", good}); err != nil {
@@ -46,15 +38,8 @@ func TestDBCCommand(t *testing.T) {
 // numbers are listed as the DBC writes them, and -h is help.
 func TestDBCCommandTable(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	capture := write("idle.log", "(1791563856.001301) can0 0A0#0000070000000000\n")
-	wide := write("wide.dbc", "BO_ 1 Odo: 8 ECU\n SG_ Km : 0|24@1+ (1,0) [0|16777215] \"km\" Dash\n SG_ Fine : 24|32@1+ (0.000001,-0.5) [-0.5|4294.967295] \"\" Dash\n")
+	capture := writeFile(t, dir, "idle.log", "(1791563856.001301) can0 0A0#0000070000000000\n")
+	wide := writeFile(t, dir, "wide.dbc", "BO_ 1 Odo: 8 ECU\n SG_ Km : 0|24@1+ (1,0) [0|16777215] \"km\" Dash\n SG_ Fine : 24|32@1+ (0.000001,-0.5) [-0.5|4294.967295] \"\" Dash\n")
 	for _, c := range []struct {
 		name    string
 		args    []string
@@ -62,7 +47,7 @@ func TestDBCCommandTable(t *testing.T) {
 		wantOut []string
 	}{
 		{"capture given as a DBC", []string{capture}, capture + ":1:1: no messages (no BO_ line): is this a DBC file?", nil},
-		{"empty file", []string{write("empty.dbc", "")}, "no messages", nil},
+		{"empty file", []string{writeFile(t, dir, "empty.dbc", "")}, "no messages", nil},
 		{"numbers as in the DBC", []string{wide}, "", []string{"[0|16777215]", "0.000001", "-0.5", "[-0.5|4294.967295]"}},
 		{"help", []string{"-h"}, "", []string{"Usage: candec dbc FILE"}},
 	} {

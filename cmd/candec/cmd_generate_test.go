@@ -87,14 +87,8 @@ func TestGenerateKeepsOutputOnFailure(t *testing.T) {
 	dir := t.TempDir()
 	dbcPath := filepath.Join("..", "..", "testdata", "yukart.dbc")
 	// Messages without a cycle time: the generator has nothing to send.
-	noCycle := filepath.Join(dir, "nocycle.dbc")
-	if err := os.WriteFile(noCycle, []byte("BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@1+ (0.1,0) [0|300] \"km/h\" Dash\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	notDBC := filepath.Join(dir, "empty.log")
-	if err := os.WriteFile(notDBC, []byte("(1.000000) can0 123#00\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	noCycle := writeFile(t, dir, "nocycle.dbc", "BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@1+ (0.1,0) [0|300] \"km/h\" Dash\n")
+	notDBC := writeFile(t, dir, "empty.log", "(1.000000) can0 123#00\n")
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	for _, c := range []struct {

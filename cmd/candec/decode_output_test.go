@@ -31,18 +31,11 @@ func decodeOut(t *testing.T, stdin string, args ...string) (string, string, erro
 // command fails before decoding.
 func TestDecodeOutputFileSafe(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, text string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	capture := write("idle.log", "(1791563856.001301) can0 0A0#0000070000000000\n")
-	bad := write("bad.dbc", "BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@3+ (0.1,0) [0|300] \"km/h\" Dash\n")
-	policy := write("p.yaml", "defaults: {max_rate: 10}\n")
-	badPolicy := write("bad.yaml", "defaults: {max_rate: fast}\n")
-	good := write("good.dbc", "BO_ 160 M: 8 E\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" E\n")
+	capture := writeFile(t, dir, "idle.log", "(1791563856.001301) can0 0A0#0000070000000000\n")
+	bad := writeFile(t, dir, "bad.dbc", "BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@3+ (0.1,0) [0|300] \"km/h\" Dash\n")
+	policy := writeFile(t, dir, "p.yaml", "defaults: {max_rate: 10}\n")
+	badPolicy := writeFile(t, dir, "bad.yaml", "defaults: {max_rate: fast}\n")
+	good := writeFile(t, dir, "good.dbc", "BO_ 160 M: 8 E\n SG_ S : 0|16@1+ (1,0) [0|0] \"\" E\n")
 	for _, c := range []struct {
 		name    string
 		args    []string // -o keep is added in front
@@ -53,7 +46,7 @@ func TestDecodeOutputFileSafe(t *testing.T) {
 		{"dbc not found", []string{"--dbc", filepath.Join(dir, "nope.dbc"), capture}, "", "nope.dbc"},
 		{"capture not found", []string{"--dbc", yukartDBC, filepath.Join(dir, "nope.log")}, "", "nope.log"},
 		{"capture is a directory", []string{"--dbc", yukartDBC, t.TempDir()}, "", "is a directory"},
-		{"bad first line", []string{"--dbc", yukartDBC, write("bad.log", "(1.0) can0 0A0#FAZZ\n")}, "", ":1: column"},
+		{"bad first line", []string{"--dbc", yukartDBC, writeFile(t, dir, "bad.log", "(1.0) can0 0A0#FAZZ\n")}, "", ":1: column"},
 		{"bad format", []string{"--dbc", yukartDBC, "--format", "xml", capture}, "", "--format"},
 		{"glob matches nothing", []string{"--dbc", yukartDBC, "--signals", "NOPE_*", capture}, "", "matches no signal"},
 		{"output is the capture", []string{"--dbc", yukartDBC, capture}, capture, "is the input"},
@@ -66,7 +59,7 @@ func TestDecodeOutputFileSafe(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			keep := c.keep
 			if keep == "" {
-				keep = write("keep.jsonl", "precious\n")
+				keep = writeFile(t, dir, "keep.jsonl", "precious\n")
 			}
 			before, _ := os.ReadFile(keep)
 			_, _, err := decodeOut(t, "", append([]string{"-o", keep}, c.args...)...)
