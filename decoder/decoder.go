@@ -270,8 +270,10 @@ func (sp *sigPlan) convert(raw uint64, v *Value) {
 	default:
 		i, phys, fl = sp.physSlow(raw)
 	}
-	// Written so that NaN counts as out of range.
-	if sp.ranged && !(phys >= sp.min && phys <= sp.max) {
+	// NaN is no point on the scale, so it is not out of range (the
+	// comparisons are false for it); ±Inf beyond Min..Max is. Every
+	// writer of values (decode's output, the envelopes) takes this flag.
+	if sp.ranged && (phys < sp.min || phys > sp.max) {
 		fl |= OutOfRange
 	}
 	setValue(v, sp.sig, raw, i, phys, fl)

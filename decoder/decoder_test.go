@@ -120,10 +120,16 @@ func TestDecodeVectors(t *testing.T) {
 			want: []want{{"pi", math.Float64bits(math.Pi), 0, math.Pi, Float}},
 		},
 		{
-			name: "float64 motorola NaN stays NaN and is out of range",
+			name: "float64 motorola NaN stays NaN and is not out of range",
 			sigs: []*dbc.Signal{ranged(f64(motorola("nan", 7, 64, false, 1, 0)), -1, 1)},
 			data: []byte{0x7F, 0xF8, 0, 0, 0, 0, 0, 1},
-			want: []want{{"nan", 0x7FF8000000000001, 0, math.NaN(), Float | OutOfRange}},
+			want: []want{{"nan", 0x7FF8000000000001, 0, math.NaN(), Float}},
+		},
+		{
+			name: "float64 infinity beyond the range is out of it",
+			sigs: []*dbc.Signal{ranged(f64(intel("inf", 0, 64, false, 1, 0)), -1, 1)},
+			data: []byte{0, 0, 0, 0, 0, 0, 0xF0, 0x7F},
+			want: []want{{"inf", 0x7FF0000000000000, 0, math.Inf(1), Float | OutOfRange}},
 		},
 		{
 			name: "unsigned 64 bits beyond int64",

@@ -35,7 +35,8 @@
 //     and Offset 0 beyond int64; read it with Value.Uint.
 //   - Float: the signal is an IEEE float32 or float64.
 //   - OutOfRange: Phys lies outside the DBC's Min..Max. Only where
-//     Min < Max (DBCs write 0..0 for "no range"); a NaN counts as out.
+//     Min < Max (DBCs write 0..0 for "no range"). A NaN is never out of
+//     range, as it is no point on the scale; ±Inf beyond Min..Max is.
 //     The value is never clamped or dropped: DBC ranges are often wrong,
 //     and the consumer decides.
 //   - Truncated: see below.

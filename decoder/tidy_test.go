@@ -13,6 +13,8 @@ func TestTidy(t *testing.T) {
 	odd := &dbc.Signal{Type: dbc.Integer, Factor: 1.0 / 3}
 	f32 := &dbc.Signal{Type: dbc.Float32, Factor: 1}
 	f32scaled := &dbc.Signal{Type: dbc.Float32, Factor: 0.5}
+	f64 := &dbc.Signal{Type: dbc.Float64, Factor: 1}
+	milli := &dbc.Signal{Type: dbc.Integer, Factor: 0.001}
 	for _, c := range []struct {
 		name string
 		v    Value
@@ -20,10 +22,13 @@ func TestTidy(t *testing.T) {
 	}{
 		{"factor 0.1", Value{Signal: scaled, Raw: 7, Phys: 7 * 0.1}, 0.7},
 		{"factor 0.1 large", Value{Signal: scaled, Raw: 3, Phys: 3 * 0.1}, 0.3},
+		{"factor 0.1 negative", Value{Signal: scaled, Phys: 23 * -0.1}, -2.3},
 		{"quarter and offset", Value{Signal: offset, Raw: 3, Phys: 3*0.25 - 40.5}, -39.75},
 		{"no decimal form", Value{Signal: odd, Raw: 1, Phys: 1.0 / 3}, 1.0 / 3},
 		{"float32", Value{Signal: f32, Phys: float64(float32(0.1)), Flags: Float}, 0.1},
 		{"float32 scaled", Value{Signal: f32scaled, Phys: float64(float32(0.1)) * 0.5, Flags: Float}, float64(float32(0.1)) * 0.5},
+		{"float64 left alone", Value{Signal: f64, Phys: 0.1 + 0.2, Flags: Float}, 0.1 + 0.2},
+		{"too large to round", Value{Signal: milli, Phys: 1e300}, 1e300},
 		{"exact", Value{Signal: scaled, Int: 5, Phys: 5, Flags: Exact}, 5},
 	} {
 		if got := Tidy(&c.v); got != c.want {

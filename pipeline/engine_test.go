@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/envelope"
 )
 
@@ -486,19 +487,27 @@ func TestTidyValues(t *testing.T) {
 		{"huge left alone", dbc.Integer, 0.001, 0, 1e300, 1e300},
 	}
 	for _, tt := range tests {
+		// The engine applies decoder.Tidy in two steps, as New,
+		// setSample and publish do: the scale worked out once, the
+		// float32 form only on publish. Together they must give what
+		// decoder.Tidy gives decode's output.
 		s := sigState{}
 		switch tt.typ {
 		case dbc.Integer:
-			s.decimals = scaleDecimals(tt.factor, tt.offset)
+			s.decimals = decoder.ScaleDecimals(tt.factor, tt.offset)
 		case dbc.Float32:
 			s.f32 = tt.factor == 1 && tt.offset == 0
 		}
-		got := s.tidy(tt.phys)
+		got := decoder.TidyScaled(tt.phys, s.decimals)
 		if s.f32 {
-			got = shortest32(got)
+			got = decoder.Shortest32(got)
 		}
-		if got != tt.want {
-			t.Errorf("%s: tidy(%v) = %v, want %v", tt.name, tt.phys, got, tt.want)
+		v := decoder.Value{Signal: &dbc.Signal{Type: tt.typ, Factor: tt.factor, Offset: tt.offset}, Phys: tt.phys}
+		if tt.typ != dbc.Integer {
+			v.Flags = decoder.Float
+		}
+		if want := decoder.Tidy(&v); got != tt.want || want != tt.want {
+			t.Errorf("%s: engine tidies %v to %v, decoder.Tidy to %v, want %v", tt.name, tt.phys, got, want, tt.want)
 		}
 	}
 }

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
 	"time"
-	"unsafe"
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
@@ -261,7 +259,7 @@ func newEngine(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 		s.unit = []byte(sig.Unit)
 		switch sig.Type {
 		case dbc.Integer:
-			s.decimals = scaleDecimals(sig.Factor, sig.Offset)
+			s.decimals = decoder.ScaleDecimals(sig.Factor, sig.Offset)
 		case dbc.Float32:
 			s.f32 = sig.Factor == 1 && sig.Offset == 0
 		}
@@ -558,57 +556,15 @@ func (s *sigState) setSample(v *decoder.Value, ts int64) {
 	case v.Flags&decoder.Exact != 0:
 		l.kind, l.i = envelope.Int, v.Int
 	default:
-		l.kind, l.f = envelope.Float, s.tidy(v.Phys)
+		// decoder.Tidy with the scale worked out once, in New: every
+		// value is tidied as it comes, so that on-change compares like
+		// with like.
+		l.kind, l.f = envelope.Float, decoder.TidyScaled(v.Phys, s.decimals)
 	}
 	l.label = noLabel
 	if len(s.labels) > 0 {
 		l.label = labelIndex(s.sig.Values, int64(v.Raw))
 	}
-}
-
-// tidy removes binary noise from a physical value by rounding it to the
-// decimal places of the signal's scaling: the result is the float64
-// nearest to that decimal, so JSON and MessagePack carry the same number.
-// Every value is tidied as it comes, so that on-change compares like
-// with like.
-func (s *sigState) tidy(f float64) float64 {
-	if s.decimals > 0 {
-		if x := f * s.decimals; math.Abs(x) < 1<<53 {
-			return math.Round(x) / s.decimals
-		}
-	}
-	return f
-}
-
-// shortest32 returns the float64 nearest to the shortest decimal form of
-// a float32 value. It is applied when a float32 signal is published (it
-// costs a formatting and a parse, too much for every value).
-func shortest32(f float64) float64 {
-	var buf [32]byte
-	b := strconv.AppendFloat(buf[:0], f, 'g', -1, 32)
-	if g, err := strconv.ParseFloat(unsafe.String(&b[0], len(b)), 64); err == nil {
-		return g
-	}
-	return f
-}
-
-// scaleDecimals returns 10^d for the fewest decimal places d (at most
-// 9) that write factor and offset exactly, or 0 when there are none.
-func scaleDecimals(factor, offset float64) float64 {
-	p := 1.0
-	for range 10 {
-		if nearInt(factor*p) && nearInt(offset*p) {
-			return p
-		}
-		p *= 10
-	}
-	return 0
-}
-
-func nearInt(x float64) bool {
-	// Products like 0.1 × 10 miss an integer only by binary noise, a few
-	// units in the last place.
-	return math.Abs(x-math.Round(x)) <= max(1e-6, math.Abs(x)*1e-14)
 }
 
 // labelIndex finds raw value r in a sorted value table.
@@ -651,7 +607,9 @@ func (e *Engine) publish(s *sigState, kind OutKind, at int64) {
 	env := &e.env
 	env.Kind, env.Int, env.Uint, env.Float = p.kind, p.i, p.u, p.f
 	if s.f32 && p.kind == envelope.Float {
-		env.Float = shortest32(p.f)
+		// The rest of decoder.Tidy, for float32 signals: done on publish
+		// only, as it costs a formatting and a parse.
+		env.Float = decoder.Shortest32(p.f)
 	}
 	env.Unit = s.unit
 	env.Label = nil

@@ -138,11 +138,22 @@ func runDecode(ctx context.Context, e env, args []string) error {
 		if pp == "default" {
 			pp = ""
 		}
-		opts := policyOptions{Template: *template, Window: *window, Bus: -1, Tail: *tail, SkipInvalid: *skip}
-		if err := decodeWithPolicy(ctx, env{e.stdin, of, e.stderr}, db, pp, in, opts); err != nil {
-			return err // the output is discarded: the policy path does not stop at a whole line
+		opts := policyOptions{Template: *template, Window: *window, Bus: -1, Tail: *tail, SkipInvalid: *skip, Name: name}
+		if name == "-" {
+			opts.Name = "stdin"
 		}
-		return of.Commit()
+		derr := decodeWithPolicy(ctx, env{e.stdin, of, e.stderr}, db, pp, in, opts)
+		var cut *cutError
+		if derr != nil && (!errors.As(derr, &cut) || cut.empty) {
+			return derr // nothing to keep (or a broken output): the file that was there stays
+		}
+		// The envelopes before a bad line or an interrupt are whole and
+		// are kept, as in the plain decode; the error still ends the
+		// command with a non-zero status.
+		if err := of.Commit(); err != nil {
+			return fmt.Errorf("decode: %w", err)
+		}
+		return derr
 	}
 
 	sel, err := newBusDecoders(dbcs, globs)

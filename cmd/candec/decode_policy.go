@@ -32,7 +32,22 @@ type policyOptions struct {
 	Tail time.Duration
 	// SkipInvalid skips malformed capture lines instead of failing.
 	SkipInvalid bool
+	// Name is the capture as error messages name it ("" for "capture").
+	Name string
 }
+
+// cutError ends a decode --policy whose capture was not read to its end
+// (a malformed line, a read error, an interrupt). The run ended there as
+// at the end of a capture, so the envelopes written are whole and are
+// those of the capture cut before that point: worth keeping, while the
+// error still fails the command.
+type cutError struct {
+	err   error
+	empty bool // no envelope was written
+}
+
+func (c *cutError) Error() string { return c.err.Error() }
+func (c *cutError) Unwrap() error { return c.err }
 
 // decodeWithPolicy runs the capture in r through the pipeline under the
 // policy file at policyPath ("" for the built-in default policy) and
@@ -41,6 +56,11 @@ type policyOptions struct {
 // frames' timestamps, as in the service, so the lines are the service's
 // envelopes for the same frames (same value, ts and seq; the epoch
 // differs). A summary goes to stderr.
+//
+// A malformed line (unless opts.SkipInvalid) or an interrupt ends the
+// run there, as the end of the capture would: what the caps hold is
+// published and everything is written out, then a *cutError says why
+// the capture was not read to its end. A write error is a *writeError.
 func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath string, r io.Reader, opts policyOptions) error {
 	if opts.Tail < 0 {
 		return &exitError{2, fmt.Errorf("decode: --tail must be 0 or more, got %s", opts.Tail)}
@@ -56,8 +76,13 @@ func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath s
 	if opts.Window {
 		cfg.Window = &pipeline.WindowConfig{}
 	}
+	name := opts.Name
+	if name == "" {
+		name = "capture"
+	}
 	w := bufio.NewWriterSize(e.stdout, 64<<10)
 	var werr error
+	lines := 0
 	sink := pipeline.SinkFunc(func(o *pipeline.Out) {
 		if werr != nil {
 			return
@@ -66,6 +91,7 @@ func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath s
 		w.WriteByte(' ')
 		w.Write(o.Payload)
 		_, werr = w.WriteString("\n")
+		lines++
 	})
 	eng, err := pipeline.New(db, cfg, sink)
 	if err != nil {
@@ -74,12 +100,20 @@ func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath s
 	rd := capture.NewReader(r, capture.Options{SkipInvalid: opts.SkipInvalid})
 	var f frame.Frame
 	n := 0
-	for {
+	var cut error // why the capture was not read to its end
+	for cut == nil {
 		if err := rd.Next(&f); err != nil {
-			if errors.Is(err, io.EOF) {
-				break
+			var le *capture.LineError
+			switch {
+			case errors.Is(err, io.EOF):
+			case ctx.Err() != nil:
+				cut = fmt.Errorf("decode %s: interrupted after %d frames: %w", name, n, ctx.Err())
+			case errors.As(err, &le):
+				cut = fmt.Errorf("decode: %s:%d: %s: %q", name, le.Line, le.Msg, le.Text)
+			default:
+				cut = fmt.Errorf("decode %s: %w", name, err)
 			}
-			return fmt.Errorf("decode: %w", err)
+			break
 		}
 		if opts.Bus >= 0 && int(f.Bus) != opts.Bus {
 			continue
@@ -89,23 +123,28 @@ func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath s
 		eng.Frame(&f)
 		if n++; n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return err
+				cut = fmt.Errorf("decode %s: interrupted after %d frames: %w", name, n, err)
 			}
 		}
 		if werr != nil {
-			return fmt.Errorf("decode: write: %w", werr)
+			return &writeError{fmt.Errorf("decode: write: %w", werr)}
 		}
 	}
 	// The span is the frames' (the tail left out), and the end is the
 	// clock's: neither is moved by a frame whose time was implausible.
+	// A cut capture ends here too, as the service does at shutdown: the
+	// last values the caps hold are good data.
 	span := eng.Stats().Span
 	end := eng.Now() + int64(opts.Tail)
 	eng.Advance(end)
 	eng.Flush(end)
 	if err := w.Flush(); err != nil || werr != nil {
-		return fmt.Errorf("decode: write: %w", errors.Join(werr, err))
+		return &writeError{fmt.Errorf("decode: write: %w", errors.Join(werr, err))}
 	}
 	writePolicySummary(e.stderr, eng.Stats(), n, span)
+	if cut != nil {
+		return &cutError{err: cut, empty: lines == 0}
+	}
 	return nil
 }
 
