@@ -114,34 +114,51 @@ func runDecode(ctx context.Context, e env, args []string) error {
 		return &exitError{2, fmt.Errorf("decode: --tail %s: want 0 or a positive duration", *tail)}
 	}
 	name := fs.Arg(0)
+	shown := name
+	if name == "-" {
+		shown = "stdin"
+	}
 	inputs := append([]string{name, *policy}, dbcs.files()...)
 
+	// Every input is checked before the output is created.
+	var (
+		db  *dbc.Database // with --policy: one set of DBCs, as the service
+		sel *busDecoders  // without: per-interface DBCs
+		err error
+	)
 	if *policy != "" {
 		if len(dbcs.iface) > 0 {
 			return &exitError{2, errors.New("decode: --policy takes one set of DBC files for all interfaces, as the service does")}
 		}
-		db, err := dbc.Load(dbcs.all...)
-		if err != nil {
-			return err
+		db, err = dbc.Load(dbcs.all...)
+	} else {
+		sel, err = newBusDecoders(dbcs, globs)
+	}
+	if err != nil {
+		return err
+	}
+	var vw *valuelog.Writer
+	in, err := openInput(ctx, e, name, func() {
+		if vw != nil {
+			vw.Flush()
 		}
-		in, err := openInput(ctx, e, name, nil)
-		if err != nil {
-			return err
-		}
-		defer in.close()
-		of, err := outfile.Create(*out, e.stdout, inputs...)
-		if err != nil {
-			return fmt.Errorf("decode: %w", err)
-		}
-		defer of.Abort()
+	})
+	if err != nil {
+		return err
+	}
+	defer in.close()
+	of, err := outfile.Create(*out, e.stdout, inputs...)
+	if err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	defer of.Abort()
+
+	if *policy != "" {
 		pp := *policy
 		if pp == "default" {
 			pp = ""
 		}
-		opts := policyOptions{Template: *template, Window: *window, Bus: -1, Tail: *tail, SkipInvalid: *skip, Name: name}
-		if name == "-" {
-			opts.Name = "stdin"
-		}
+		opts := policyOptions{Template: *template, Window: *window, Bus: -1, Tail: *tail, SkipInvalid: *skip, Name: shown}
 		derr := decodeWithPolicy(ctx, env{e.stdin, of, e.stderr}, db, pp, in, opts)
 		var cut *cutError
 		if derr != nil && (!errors.As(derr, &cut) || cut.empty) {
@@ -156,26 +173,7 @@ func runDecode(ctx context.Context, e env, args []string) error {
 		return derr
 	}
 
-	sel, err := newBusDecoders(dbcs, globs)
-	if err != nil {
-		return err
-	}
-	var vw *valuelog.Writer
-	in, err := openInput(ctx, e, name, func() { vw.Flush() })
-	if err != nil {
-		return err
-	}
-	defer in.close()
-	of, err := outfile.Create(*out, e.stdout, inputs...)
-	if err != nil {
-		return fmt.Errorf("decode: %w", err)
-	}
-	defer of.Abort()
 	vw = valuelog.NewWriter(of, f)
-	shown := name
-	if name == "-" {
-		shown = "stdin"
-	}
 	derr := decodeCapture(ctx, e, shown, in, sel, vw, *skip)
 	var werr *writeError
 	if errors.As(derr, &werr) {
