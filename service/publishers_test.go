@@ -10,7 +10,7 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/replay"
+	"github.com/yukart/candec/internal/replay"
 )
 
 // TestTwoPublishersOnRawTopic plays the idle capture twice at once, as

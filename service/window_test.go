@@ -17,7 +17,7 @@ import (
 	"github.com/yukart/candec/internal/child"
 	"github.com/yukart/candec/internal/mosquitto"
 	"github.com/yukart/candec/pipeline"
-	"github.com/yukart/candec/replay"
+	"github.com/yukart/candec/internal/replay"
 )
 
 // TestWindowStreamQoS1NoLoss replays the car's idle capture (at 2×, a

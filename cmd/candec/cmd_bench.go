@@ -13,19 +13,12 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/yukart/candec/bench"
-	"github.com/yukart/candec/bench/progress"
-	"github.com/yukart/candec/bench/report"
-	"github.com/yukart/candec/bench/scenario"
+	"github.com/yukart/candec/benchmarks"
+	"github.com/yukart/candec/benchmarks/report"
+	"github.com/yukart/candec/benchmarks/scenario"
 	"github.com/yukart/candec/internal/outfile"
+	"github.com/yukart/candec/internal/progress"
 )
-
-func init() {
-	commands["bench"] = command{
-		summary: "measure candec against a real mosquitto: the report's mix table (see benchmarks/README.md)",
-		run:     runBench,
-	}
-}
 
 // hostEnv names the variable that overrides the host name in result
 // files.
@@ -83,7 +76,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("bench: find the candec binary: %w", err)
 	}
-	cfg := bench.Config{
+	cfg := benchmarks.Config{
 		Exe:           exe,
 		Broker:        *brokerURL,
 		BrokerPID:     *brokerPID,
@@ -106,8 +99,8 @@ func runBench(ctx context.Context, e env, args []string) error {
 		all = append(all, runs...)
 	}
 	fmt.Fprintf(e.stderr, "candec bench: profile %s, %d runs, about %v\n", *profile, len(all), scenario.Estimate(all, 1).Round(1e9))
-	_, err = bench.Run(ctx, cfg, all)
-	if errors.Is(err, bench.ErrWarnings) {
+	_, err = benchmarks.Run(ctx, cfg, all)
+	if errors.Is(err, benchmarks.ErrWarnings) {
 		return &exitError{3, err}
 	}
 	return err

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/bench/report"
+	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/internal/outfile"
 )
 

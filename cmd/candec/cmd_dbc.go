@@ -6,13 +6,6 @@ import (
 	"github.com/yukart/candec/dbc"
 )
 
-func init() {
-	commands["dbc"] = command{
-		summary: "check DBC files and list their messages and signals",
-		run:     runDBC,
-	}
-}
-
 // runDBC loads the DBC files given as arguments together, as the
 // decoder would, and describes the result; an invalid file ends it with
 // the error's position.

@@ -14,22 +14,15 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/yukart/candec/bench/progress"
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/frame"
 	"github.com/yukart/candec/internal/outfile"
+	"github.com/yukart/candec/internal/progress"
+	"github.com/yukart/candec/internal/valuelog"
 	"github.com/yukart/candec/pipeline"
-	"github.com/yukart/candec/valuelog"
 )
-
-func init() {
-	commands["decode"] = command{
-		summary: "decode a candump capture with DBC files (offline)",
-		run:     runDecode,
-	}
-}
 
 // dbcFlag collects --dbc values: "FILE[,FILE]" for every interface, or
 // "IFACE=FILE[,FILE]" for one interface of a multi-bus capture.

@@ -8,16 +8,9 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/yukart/candec/demo"
-	"github.com/yukart/candec/replay"
+	"github.com/yukart/candec/internal/demo"
+	"github.com/yukart/candec/internal/replay"
 )
-
-func init() {
-	commands["demo"] = command{
-		summary: "see it work: replay the car's capture through an embedded broker and the decoder, live",
-		run:     runDemo,
-	}
-}
 
 // nonTerminalDuration is how long the demo runs by default when its
 // output is not a terminal (a pipe, a CI log).

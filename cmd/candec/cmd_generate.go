@@ -9,15 +9,8 @@ import (
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/outfile"
-	"github.com/yukart/candec/simulate"
+	"github.com/yukart/candec/internal/simulate"
 )
-
-func init() {
-	commands["generate"] = command{
-		summary: "generate a simulated capture of the kart (candump -l format)",
-		run:     runGenerate,
-	}
-}
 
 // runGenerate writes a simulated capture. Its defaults reproduce
 // testdata/idle.log when run from the repository root.

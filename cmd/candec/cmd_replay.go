@@ -13,16 +13,9 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 
 	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/internal/replay"
 	"github.com/yukart/candec/mqttclient"
-	"github.com/yukart/candec/replay"
 )
-
-func init() {
-	commands["replay"] = command{
-		summary: "play a capture as raw batches to the broker, at its own timing, faster, or as a flood",
-		run:     runReplay,
-	}
-}
 
 func runReplay(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "replay", "[flags] CAPTURE|-")

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/replay"
+	"github.com/yukart/candec/internal/replay"
 )
 
 // writeCapture writes a capture of n frames, gap apart, and returns its

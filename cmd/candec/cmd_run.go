@@ -13,13 +13,6 @@ import (
 	"github.com/yukart/candec/service"
 )
 
-func init() {
-	commands["run"] = command{
-		summary: "run the decoder service: raw batches in, per-signal envelopes out",
-		run:     runRun,
-	}
-}
-
 // runRun is `candec run`: configuration from --config FILE, CANDEC_*
 // variables and flags (see the service package for the keys), then the
 // service until SIGINT or SIGTERM.

@@ -8,18 +8,11 @@ import (
 	"os"
 	"strings"
 
-	"github.com/yukart/candec/bench/tune"
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/tune"
 	"github.com/yukart/candec/pipeline"
 )
-
-func init() {
-	commands["tune"] = command{
-		summary: "what a policy costs the broker: per-signal envelopes/s from a capture, offline",
-		run:     runTune,
-	}
-}
 
 func runTune(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "tune", "--dbc FILE[,FILE] [--policy FILE] [flags] CAPTURE|-")

@@ -10,21 +10,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/yukart/candec/internal/numfmt"
+
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 	"golang.org/x/term"
 
-	"github.com/yukart/candec/bench/report"
-	"github.com/yukart/candec/bench/watch"
+	"github.com/yukart/candec/internal/watch"
 	"github.com/yukart/candec/mqttclient"
 )
-
-func init() {
-	commands["watch"] = command{
-		summary: "show live what the broker carries: per-topic rate, value, age, seq loss, latency",
-		run:     runWatch,
-	}
-}
 
 // Ranges of watch's flags.
 const (
@@ -145,7 +139,7 @@ loop:
 				_ = watch.WriteTableFit(e.stderr, stats, width, rows)
 			} else {
 				s := mon.Summary(now)
-				fmt.Fprintf(e.stderr, "%s  %d topics  %s messages  lost %s\n", now.Format("15:04:05"), s.Topics, report.Count(s.Messages), report.Count(s.Lost))
+				fmt.Fprintf(e.stderr, "%s  %d topics  %s messages  lost %s\n", now.Format("15:04:05"), s.Topics, numfmt.Count(s.Messages), numfmt.Count(s.Lost))
 			}
 		}
 	}

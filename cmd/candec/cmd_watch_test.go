@@ -12,9 +12,9 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/yukart/candec/bench/watch"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/watch"
 	"github.com/yukart/candec/mqttclient"
 )
 

@@ -11,7 +11,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"syscall"
 )
@@ -26,12 +25,33 @@ type env struct {
 // command is one subcommand: flags and wiring only; behaviour lives in
 // the packages.
 type command struct {
+	name    string
 	summary string
 	run     func(ctx context.Context, e env, args []string) error
 }
 
-// commands is filled by each cmd_*.go file's init.
-var commands = map[string]command{}
+// commands lists every subcommand, in the order the usage shows them.
+var commands = []command{
+	{"run", "run the decoder service: raw batches in, per-signal envelopes out", runRun},
+	{"demo", "see it work: replay the car's capture through an embedded broker and the decoder, live", runDemo},
+	{"decode", "decode a capture with DBC files (offline)", runDecode},
+	{"dbc", "check DBC files and list their messages and signals", runDBC},
+	{"tune", "what a policy costs the broker: per-signal envelopes/s from a capture, offline", runTune},
+	{"replay", "play a capture as raw batches to the broker, at its own timing, faster, or as a flood", runReplay},
+	{"watch", "show live what the broker carries: per-topic rate, value, age, seq loss, latency", runWatch},
+	{"generate", "generate a simulated capture of the kart (candump -l format)", runGenerate},
+	{"bench", "measure candec against a real mosquitto: the report's mix table (see benchmarks/README.md)", runBench},
+}
+
+// lookup finds the command called name.
+func lookup(name string) (command, bool) {
+	for _, c := range commands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return command{}, false
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -69,7 +89,7 @@ func run(ctx context.Context, e env, args []string) error {
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 && args[0] == "help" {
-			if _, ok := commands[args[1]]; ok {
+			if _, ok := lookup(args[1]); ok {
 				return run(ctx, e, []string{args[1], "-h"})
 			}
 			usage(e.stderr)
@@ -78,7 +98,7 @@ func run(ctx context.Context, e env, args []string) error {
 		usage(e.stdout)
 		return nil
 	}
-	c, ok := commands[args[0]]
+	c, ok := lookup(args[0])
 	if !ok {
 		return &exitError{2, fmt.Errorf("unknown command %q; see 'candec help'", args[0])}
 	}
@@ -96,13 +116,8 @@ func run(ctx context.Context, e env, args []string) error {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "candec: CAN frames in, per-signal MQTT envelopes out.\n\nUsage: candec <command> [flags]\n\nCommands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-8s %s\n", n, commands[n].summary)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'candec <command> -h' (or 'candec help <command>') for a command's flags.")
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/broker"
+	"github.com/yukart/candec/internal/broker"
 	"github.com/yukart/candec/internal/mosquitto"
 )
 

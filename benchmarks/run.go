@@ -1,0 +1,783 @@
+package benchmarks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/yukart/candec/internal/numfmt"
+
+	"github.com/yukart/candec/benchmarks/procstat"
+	"github.com/yukart/candec/benchmarks/report"
+	"github.com/yukart/candec/benchmarks/scenario"
+	"github.com/yukart/candec/benchmarks/stack"
+	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/internal/latency"
+	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/internal/progress"
+)
+
+// run is one scenario being run.
+type run struct {
+	cfg   Config
+	sc    scenario.Run
+	label string
+	dir   string
+
+	url           string
+	brokerPID     int
+	brokerVersion string
+	broker        *stack.Mosquitto
+	decoder       *stack.Process
+	replay        *stack.Process
+	metricsAddr   string
+
+	raws    []*rawMeter
+	envs    []*envMeter
+	clients []*client
+
+	warnings         []string
+	rawHist, envHist *latency.Histogram
+}
+
+func (r *run) warn(format string, args ...any) {
+	r.warnings = append(r.warnings, fmt.Sprintf(format, args...))
+}
+
+func (r *run) progress(s progress.State) {
+	if r.cfg.Progress != nil {
+		s.Label = r.label
+		r.cfg.Progress.Update(time.Now(), s)
+	}
+}
+
+// runOne runs one scenario from start to end and returns its result.
+func runOne(ctx context.Context, cfg Config, sc scenario.Run, label, dir string) (*report.Result, error) {
+	r := &run{cfg: cfg, sc: sc, label: label, dir: dir}
+	defer r.teardown()
+	if cfg.IdleWait > 0 {
+		r.progress(progress.State{Phase: "waiting for a quiet machine"})
+		if busy, err := waitIdle(ctx, cfg.BusyLimit, cfg.IdleWait); err != nil {
+			return nil, err
+		} else if busy > cfg.BusyLimit {
+			r.warn("the machine was busy before the run (%.0f %% of a core for %v)", busy, cfg.IdleWait)
+		}
+	}
+	r.progress(progress.State{Phase: "starting"})
+
+	_, heartbeat, err := signalTopics(sc.DBC.File, sc.Policy.File)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.startBroker(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.startDecoder(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.startSubscribers(ctx, heartbeat); err != nil {
+		return nil, err
+	}
+	if err := r.startReplay(); err != nil {
+		return nil, err
+	}
+
+	// The readiness gate: every subscriber has proven its subscription
+	// works by receiving a valid message.
+	r.progress(progress.State{Phase: "waiting for every subscriber"})
+	if err := r.gate(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.sleep(ctx, sc.Warmup, "warm-up"); err != nil {
+		return nil, err
+	}
+
+	// The measured window.
+	var cpu procstat.Meter
+	cpu.Add("decoder", r.decoder.PID())
+	cpu.Add("replay", r.replay.PID())
+	cpu.Add("subscribers", os.Getpid())
+	if r.brokerPID > 0 {
+		cpu.Add("broker", r.brokerPID)
+	}
+	before, scrapeErr := scrape(ctx, r.metricsAddr)
+	t0 := time.Now()
+	if err := cpu.Start(t0); err != nil {
+		return nil, err
+	}
+	for _, m := range r.raws {
+		m.open()
+	}
+	for _, m := range r.envs {
+		m.open()
+	}
+	if err := r.window(ctx, t0); err != nil {
+		return nil, err
+	}
+	t1 := time.Now()
+	usage, err := cpu.Stop(t1)
+	if err != nil {
+		return nil, fmt.Errorf("bench: a process exited during the window: %w", err)
+	}
+	busy, other := cpu.Machine()
+	rawCounts := make([]counts, len(r.raws))
+	for i, m := range r.raws {
+		rawCounts[i] = m.close()
+	}
+	envCounts := make([]counts, len(r.envs))
+	for i, m := range r.envs {
+		envCounts[i] = m.close()
+	}
+	var dec *report.DecoderStats
+	if after, err := scrape(ctx, r.metricsAddr); err == nil && scrapeErr == nil {
+		dec = decoderStats(before, after)
+	} else {
+		r.warn("decoder metrics not read: %v", firstErr(scrapeErr, err))
+	}
+
+	// Stop the load, wait for the topics to go quiet, stop the decoder.
+	r.progress(progress.State{Phase: "drain"})
+	final, err := r.stopReplay()
+	if err != nil {
+		r.warn("replay: %v", err)
+	}
+	tStop := time.Now()
+	drain := r.drain(ctx, tStop)
+	if err := r.decoder.Stop(0); err != nil {
+		r.warn("decoder did not stop cleanly: %v", err)
+	}
+	r.settle(ctx)
+	retained, err := r.retained(ctx)
+	if err != nil {
+		r.warn("retained envelopes not read: %v", err)
+	}
+
+	res := r.result(t0, t1, usage, rawCounts, envCounts, final, retained, drain, dec)
+	res.CPU.Machine, res.CPU.Other = round(busy, 2), round(other, 2)
+	if other > r.cfg.BusyLimit {
+		r.warn("other processes used %.0f %% of a core during the window: the figures are not a baseline", other)
+		res.Warnings = r.warnings
+	}
+	r.printHistograms(res)
+	return res, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+func (r *run) startBroker(ctx context.Context) error {
+	if r.cfg.Broker != "" {
+		r.url, r.brokerPID, r.brokerVersion = r.cfg.Broker, r.cfg.BrokerPID, "external broker"
+		return nil
+	}
+	m, err := stack.StartMosquitto(ctx, r.dir)
+	if err != nil {
+		return err
+	}
+	r.broker, r.url, r.brokerPID, r.brokerVersion = m, m.URL, m.PID(), m.Version
+	return nil
+}
+
+func (r *run) startDecoder(ctx context.Context) error {
+	port, err := mosquitto.FreePort()
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	r.metricsAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	// The status client sees the decoder's retained "online".
+	online := make(chan struct{})
+	var once sync.Once
+	st, err := connect(ctx, r.url, "candec-bench-status", func(_, p []byte, _ int64) {
+		if string(p) == "online" {
+			once.Do(func() { close(online) })
+		}
+	})
+	if err != nil {
+		return err
+	}
+	r.clients = append(r.clients, st)
+	if err := st.subscribe(ctx, StatusTopic); err != nil {
+		return err
+	}
+	args := []string{"run",
+		"--broker", r.url,
+		"--client-id", "candec-bench-decoder",
+		"--dbc", r.sc.DBC.File,
+		"--metrics-addr", r.metricsAddr,
+		"--log-level", "warn",
+	}
+	if r.sc.Policy.File != "" {
+		args = append(args, "--policy", r.sc.Policy.File)
+	}
+	if r.sc.Stream == scenario.StreamWindow {
+		args = append(args, "--window-topic", WindowTopic)
+	}
+	p, err := stack.StartProcess("decoder", stack.Options{Dir: r.dir, Env: cleanEnv()}, r.cfg.Exe, args...)
+	if err != nil {
+		return err
+	}
+	r.decoder = p
+	select {
+	case <-online:
+		return nil
+	case <-p.Exited():
+		return p.Running()
+	case <-time.After(r.cfg.ReadyTimeout):
+		return fmt.Errorf("%w: the decoder published no \"online\" on %s within %v\n%s", ErrNotReady, StatusTopic, r.cfg.ReadyTimeout, stack.Tail(p.Log, 15))
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *run) startSubscribers(ctx context.Context, heartbeat map[string]bool) error {
+	for i := range r.sc.RawSubscribers {
+		m := newRawMeter()
+		c, err := connect(ctx, r.url, fmt.Sprintf("candec-bench-raw-%d", i+1), func(_, p []byte, now int64) { m.observe(p, now) })
+		if err != nil {
+			return err
+		}
+		r.clients = append(r.clients, c)
+		if err := c.subscribe(ctx, RawTopic); err != nil {
+			return err
+		}
+		r.raws = append(r.raws, m)
+	}
+	onWindow := r.sc.Stream == scenario.StreamWindow
+	filter := SignalFilter
+	if onWindow {
+		filter = WindowTopic
+	}
+	for i := range r.sc.EnvelopeSubscribers {
+		m := newEnvMeter(onWindow, heartbeat)
+		c, err := connect(ctx, r.url, fmt.Sprintf("candec-bench-env-%d", i+1), m.observe)
+		if err != nil {
+			return err
+		}
+		r.clients = append(r.clients, c)
+		if err := c.subscribe(ctx, filter); err != nil {
+			return err
+		}
+		r.envs = append(r.envs, m)
+	}
+	return nil
+}
+
+func (r *run) startReplay() error {
+	args := []string{"replay",
+		"--broker", r.url,
+		"--topic", RawTopic,
+		"--client-id", "candec-bench-replay",
+		"--loop",
+		"--json",
+	}
+	switch {
+	case r.sc.Load.Flood:
+		args = append(args, "--flood")
+	default:
+		args = append(args, "--speed", strconv.FormatFloat(r.sc.Load.Speed, 'g', -1, 64))
+	}
+	if r.sc.Load.PerFrame {
+		args = append(args, "--per-frame")
+	}
+	args = append(args, r.sc.Capture)
+	out, err := os.Create(filepath.Join(r.dir, "replay.json"))
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	defer out.Close() // the child has its own descriptor
+	p, err := stack.StartProcess("replay", stack.Options{Dir: r.dir, Stdout: out, Env: cleanEnv()}, r.cfg.Exe, args...)
+	if err != nil {
+		return err
+	}
+	r.replay = p
+	return nil
+}
+
+// gate waits until every subscriber has received a valid message.
+func (r *run) gate(ctx context.Context) error {
+	deadline := time.After(r.cfg.ReadyTimeout)
+	wait := func(name string, ready <-chan struct{}) error {
+		select {
+		case <-ready:
+			return nil
+		case <-deadline:
+			return fmt.Errorf("%w: %s received no valid message within %v", ErrNotReady, name, r.cfg.ReadyTimeout)
+		case <-r.decoder.Exited():
+			return r.decoder.Running()
+		case <-r.replay.Exited():
+			return r.replay.Running()
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	for i, m := range r.raws {
+		if err := wait(fmt.Sprintf("raw subscriber %d", i+1), m.ready); err != nil {
+			return err
+		}
+	}
+	for i, m := range r.envs {
+		if err := wait(fmt.Sprintf("envelope subscriber %d", i+1), m.ready); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// alive returns an error when a process the run needs has exited.
+func (r *run) alive() error {
+	for _, p := range []*stack.Process{r.decoder, r.replay} {
+		if err := p.Running(); err != nil {
+			return err
+		}
+	}
+	if r.broker != nil {
+		return r.broker.Running()
+	}
+	return nil
+}
+
+// sleep waits d, showing the phase, and fails when a process exits.
+func (r *run) sleep(ctx context.Context, d time.Duration, phase string) error {
+	start := time.Now()
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		el := time.Since(start)
+		if el >= d {
+			return nil
+		}
+		r.progress(progress.State{Phase: phase, Done: el, Total: d})
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		case <-time.After(d - el):
+		}
+		if err := r.alive(); err != nil {
+			return err
+		}
+	}
+}
+
+// window runs the measured window, showing live rates.
+func (r *run) window(ctx context.Context, t0 time.Time) error {
+	d := r.sc.Duration
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		el := time.Since(t0)
+		if el >= d {
+			return nil
+		}
+		r.progress(progress.State{Phase: "window", Done: el, Total: d, Detail: r.liveRates(el)})
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		case <-time.After(d - el):
+		}
+		if err := r.alive(); err != nil {
+			return err
+		}
+	}
+}
+
+// liveRates formats the window's rates so far.
+func (r *run) liveRates(el time.Duration) string {
+	if el < time.Second {
+		return ""
+	}
+	var raw, env uint64
+	if len(r.raws) > 0 {
+		m := r.raws[0]
+		m.mu.Lock()
+		raw = m.window.Items
+		m.mu.Unlock()
+	}
+	if len(r.envs) > 0 {
+		m := r.envs[0]
+		m.mu.Lock()
+		env = m.window.Items
+		m.mu.Unlock()
+	}
+	s := el.Seconds()
+	return fmt.Sprintf("raw %s frames/s  envelopes %s/s", numfmt.Thousands(float64(raw)/s), numfmt.Thousands(float64(env)/s))
+}
+
+// replaySummary is what `candec replay --json` prints when it stops.
+type replaySummary struct {
+	Frames  uint64 `json:"frames"`
+	Batches uint64 `json:"batches"`
+	NextSeq uint64 `json:"next_seq"`
+}
+
+// stopReplay stops the replay and returns the seq after its last frame.
+func (r *run) stopReplay() (uint64, error) {
+	if err := r.replay.Stop(0); err != nil {
+		return 0, err
+	}
+	b, err := os.ReadFile(filepath.Join(r.dir, "replay.json"))
+	if err != nil {
+		return 0, err
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var s replaySummary
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &s); err != nil {
+		return 0, fmt.Errorf("no summary line from the replay: %w", err)
+	}
+	return s.NextSeq, nil
+}
+
+// lastData returns the latest data arrival over every subscriber.
+func (r *run) lastData() int64 {
+	var last int64
+	for _, m := range r.raws {
+		last = max(last, m.lastDataAt())
+	}
+	for _, m := range r.envs {
+		last = max(last, m.lastDataAt())
+	}
+	return last
+}
+
+// drain waits until no data has arrived for Quiet and returns how long
+// data kept arriving after stop.
+func (r *run) drain(ctx context.Context, stop time.Time) time.Duration {
+	for {
+		now := time.Now()
+		last := time.Unix(0, r.lastData())
+		if last.Before(stop) {
+			last = stop
+		}
+		if now.Sub(last) >= r.cfg.Quiet {
+			return last.Sub(stop)
+		}
+		if now.Sub(stop) > r.cfg.MaxDrain {
+			r.warn("still draining %v after the load stopped", r.cfg.MaxDrain)
+			return now.Sub(stop)
+		}
+		select {
+		case <-ctx.Done():
+			return now.Sub(stop)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// settle waits for the decoder's last envelopes (its shutdown flush) to
+// arrive: until no message of any kind arrived for a short while.
+func (r *run) settle(ctx context.Context) {
+	const quiet = 300 * time.Millisecond
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		var last int64
+		for _, m := range r.envs {
+			m.mu.Lock()
+			last = max(last, m.lastAny)
+			m.mu.Unlock()
+		}
+		if time.Since(time.Unix(0, last)) >= quiet {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// retained reads the last envelope the broker retained on each signal
+// topic: the final seq of each, against which tail loss is counted.
+func (r *run) retained(ctx context.Context) (map[string]finalSeq, error) {
+	var (
+		mu   sync.Mutex
+		out  = map[string]finalSeq{}
+		last = time.Now()
+	)
+	c, err := connect(ctx, r.url, "candec-bench-check", func(topic, p []byte, _ int64) {
+		var e envelope.Envelope
+		if envelope.Parse(p, &e) != nil {
+			return
+		}
+		mu.Lock()
+		out[string(topic)] = finalSeq{Epoch: e.Epoch, Seq: e.Seq}
+		last = time.Now()
+		mu.Unlock()
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	if err := c.subscribe(ctx, SignalFilter); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		mu.Lock()
+		quiet := time.Since(last) > 300*time.Millisecond
+		mu.Unlock()
+		if quiet {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return out, nil
+}
+
+// teardown stops whatever is still running: subscribers, replay,
+// decoder, broker.
+func (r *run) teardown() {
+	for _, c := range r.clients {
+		c.close()
+	}
+	for _, p := range []*stack.Process{r.replay, r.decoder} {
+		if p != nil {
+			_ = p.Stop(0)
+		}
+	}
+	if r.broker != nil {
+		_ = r.broker.Stop(0)
+	}
+}
+
+// waitIdle waits until the machine used less than limit % of one core
+// over a second, or for at most wait, and returns the last second's
+// figure.
+func waitIdle(ctx context.Context, limit float64, wait time.Duration) (float64, error) {
+	deadline := time.Now().Add(wait)
+	hz := float64(procstat.ClockTicks())
+	for {
+		a, err := procstat.ReadSystem()
+		if err != nil {
+			return 0, nil // no /proc/stat: nothing to wait for
+		}
+		start := time.Now()
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(time.Second):
+		}
+		b, err := procstat.ReadSystem()
+		if err != nil {
+			return 0, nil
+		}
+		busy := float64(b.Busy-min(a.Busy, b.Busy)) / hz / time.Since(start).Seconds() * 100
+		if busy < limit || time.Now().After(deadline) {
+			return busy, nil
+		}
+	}
+}
+
+// result computes the run's result line.
+func (r *run) result(t0, t1 time.Time, usage []procstat.Usage, rawCounts, envCounts []counts,
+	final uint64, retained map[string]finalSeq, drain time.Duration, dec *report.DecoderStats) *report.Result {
+	sc := r.sc
+	secs := t1.Sub(t0).Seconds()
+	res := &report.Result{
+		Scenario: sc.Scenario, Profile: sc.Profile, Time: t0.UTC().Truncate(time.Millisecond), Host: r.cfg.Host,
+		Load: sc.Load.Label, Speed: sc.Load.Speed, Flood: sc.Load.Flood, PerFrame: sc.Load.PerFrame,
+		DBC: filepath.Base(sc.DBC.File), Signals: sc.DBC.Label,
+		Policy: "default", Cap: sc.Policy.Label, Stream: sc.Stream,
+		DurationS: round(secs, 3), WarmupS: sc.Warmup.Seconds(),
+		RawSubscribers: len(r.raws), EnvelopeSubscribers: len(r.envs),
+		DrainS:   round(drain.Seconds(), 3),
+		Decoder:  dec,
+		Versions: r.cfg.Versions,
+		Warnings: r.warnings,
+	}
+	if sc.Policy.File != "" {
+		res.Policy = filepath.Base(sc.Policy.File)
+	}
+	res.Versions.Broker = r.brokerVersion
+	if sc.Load.Flood {
+		res.Speed = 0
+	}
+
+	// The raw stream.
+	var sent, rawItems, rawMsgs, rawBytes, rawLost, rawExpected uint64
+	rawHist := new(latency.Histogram)
+	for i, m := range r.raws {
+		sent = max(sent, m.sent())
+		rawItems += rawCounts[i].Items
+		rawMsgs += rawCounts[i].Messages
+		rawBytes += rawCounts[i].Bytes
+		rawLost += m.lost(final)
+		rawExpected += m.expected(final)
+		rawHist.Merge(m.histogram())
+		if n := m.invalidCount(); n > 0 {
+			r.warn("raw subscriber %d: %d messages that are not raw batches", i+1, n)
+		}
+	}
+	res.FramesOffered = round(float64(sent)/secs, 1)
+	if n := len(r.raws); n > 0 {
+		res.FramesDelivered = round(float64(rawItems)/float64(n)/secs, 1)
+		res.Bytes.Raw = round(float64(rawBytes)/float64(n)/secs, 0)
+	}
+	res.RawLost = rawLost
+	if rawExpected > 0 {
+		res.RawLossPct = round(float64(rawLost)/float64(rawExpected)*100, 4)
+	}
+	res.Latency.Raw = rawHist.Summary()
+
+	// The envelopes.
+	var envItems, envMsgs, envBytes, envLost, envReceived, winLost uint64
+	envHist := new(latency.Histogram)
+	for i, m := range r.envs {
+		envItems += envCounts[i].Items
+		envMsgs += envCounts[i].Messages
+		envBytes += envCounts[i].Bytes
+		lost, wl, unseen := m.lost(retained)
+		envLost += lost
+		winLost += wl
+		envReceived += m.received()
+		envHist.Merge(m.histogram())
+		if len(unseen) > 0 {
+			r.warn("envelope subscriber %d never received %d topics the broker retained (%s…)", i+1, len(unseen), unseen[0])
+		}
+		if n := m.invalidCount(); n > 0 {
+			r.warn("envelope subscriber %d: %d messages that did not parse", i+1, n)
+		}
+	}
+	if n := len(r.envs); n > 0 {
+		res.Envelopes = round(float64(envItems)/float64(n)/secs, 1)
+		res.Bytes.Envelopes = round(float64(envBytes)/float64(n)/secs, 0)
+		if sc.Stream == scenario.StreamWindow {
+			res.Windows = round(float64(envMsgs)/float64(n)/secs, 1)
+		}
+	}
+	if dec != nil {
+		// What the decoder published is exact; what a subscriber
+		// received is short of it by the loss.
+		res.Envelopes = round(float64(dec.Published)/secs, 1)
+		res.EnvelopesOffered = round(float64(dec.Published+dec.Coalesced)/secs, 1)
+	}
+	res.Deliveries = round(float64(envMsgs)/secs, 1)
+	res.EnvelopesLost = envLost
+	if envReceived+envLost > 0 {
+		res.EnvelopeLossPct = round(float64(envLost)/float64(envReceived+envLost)*100, 4)
+	}
+	res.Latency.Envelopes = envHist.Summary()
+	// The decoder takes the raw stream too: one more raw subscriber.
+	var decMsgs, decBytes uint64
+	if n := len(r.raws); n > 0 {
+		decMsgs, decBytes = rawMsgs/uint64(n), rawBytes/uint64(n)
+	}
+	res.Bytes.Delivered = round(float64(rawBytes+decBytes+envBytes)/secs, 0)
+
+	// CPU.
+	var brokerCPU time.Duration
+	for _, u := range usage {
+		p := round(u.Percent, 2)
+		switch u.Name {
+		case "broker":
+			res.CPU.Broker, brokerCPU = p, u.CPU
+		case "decoder":
+			res.CPU.Decoder = p
+		case "replay":
+			res.CPU.Replay = p
+		case "subscribers":
+			res.CPU.Subscribers = p
+			if n := len(r.raws) + len(r.envs); n > 0 {
+				res.CPU.Each = round(u.Percent/float64(n), 2)
+			}
+		}
+	}
+	deliveries := rawMsgs + decMsgs + envMsgs
+	if deliveries > 0 && brokerCPU > 0 {
+		res.BrokerUsPerDelivery = round(brokerCPU.Seconds()*1e6/float64(deliveries), 2)
+	}
+	if dec != nil && brokerCPU > 0 {
+		// In: the replay's batches (as many as one raw subscriber got)
+		// and everything the decoder published.
+		in := decMsgs + dec.Published + dec.Windows
+		res.BrokerUsPerMessage = round(brokerCPU.Seconds()*1e6/float64(in+deliveries), 2)
+	}
+
+	// Warnings.
+	if rawLost > 0 {
+		r.warn("raw loss: %d frames (%.4f %%)", rawLost, res.RawLossPct)
+	}
+	if envLost > 0 {
+		r.warn("envelope loss: %d (%.4f %%)", envLost, res.EnvelopeLossPct)
+	}
+	if winLost > 0 {
+		r.warn("window-stream loss: %d messages", winLost)
+	}
+	if len(r.raws) > 0 && res.Latency.Raw.N < MinLatencySamples {
+		r.warn("short sample: %d raw latency samples", res.Latency.Raw.N)
+	}
+	if len(r.envs) > 0 && res.Latency.Envelopes.N < MinLatencySamples {
+		r.warn("short sample: %d envelope latency samples", res.Latency.Envelopes.N)
+	}
+	if neg := rawHist.Negative() + envHist.Negative(); neg > 0 {
+		r.warn("%d latency samples were negative (a clock step?)", neg)
+	}
+	for _, c := range r.clients {
+		if err := c.lost(); err != nil {
+			r.warn("%s lost its connection: %v", c.name, err)
+		}
+	}
+	if dec != nil && dec.Coalesced > 0 {
+		r.warn("the decoder coalesced %d envelopes a slow broker did not take", dec.Coalesced)
+	}
+	if dec != nil && dec.FramesLost > 0 {
+		r.warn("the decoder lost %d raw frames", dec.FramesLost)
+	}
+	res.Warnings = r.warnings
+	if res.Warnings == nil {
+		res.Warnings = []string{}
+	}
+	r.rawHist, r.envHist = rawHist, envHist
+	return res
+}
+
+func round(v float64, digits int) float64 {
+	p := 1.0
+	for range digits {
+		p *= 10
+	}
+	return float64(int64(v*p+0.5)) / p
+}
+
+// printHistograms writes the run's latency histograms and percentile
+// tables for a person.
+func (r *run) printHistograms(res *report.Result) {
+	w := r.cfg.Log
+	fmt.Fprintf(w, "\n%s: %s frames/s offered, %s envelopes/s, %s deliveries/s; broker %s, decoder %s; loss raw %d, envelopes %d; drain %.2f s\n",
+		res.Scenario, numfmt.Thousands(res.FramesOffered), numfmt.Thousands(res.Envelopes), numfmt.Thousands(res.Deliveries),
+		numfmt.Pct(res.CPU.Broker), numfmt.Pct(res.CPU.Decoder), res.RawLost, res.EnvelopesLost, res.DrainS)
+	for _, s := range []struct {
+		name string
+		h    *latency.Histogram
+	}{{"raw frames", r.rawHist}, {"envelopes", r.envHist}} {
+		if s.h == nil || s.h.Count() == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "  latency of %s (from the frame timestamp):\n", s.name)
+		_ = s.h.WriteHistogram(w, 10)
+		_ = s.h.WriteDistribution(w)
+	}
+	for _, warning := range res.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warning)
+	}
+}

@@ -1,0 +1,176 @@
+package watch
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode/utf8"
+
+	"github.com/yukart/candec/internal/numfmt"
+)
+
+// WriteTable writes the live view: one row per topic.
+func WriteTable(w io.Writer, stats []TopicStats) error {
+	return writeTable(w, stats)
+}
+
+// WriteTableFit writes the table to fit a terminal of width columns and
+// rows lines: every line cut to the width (a wrapped row would push the
+// header off the screen), the header kept, and when the topics do not
+// fit, as many as do and a last line "… N more topics". A width or rows
+// of 0 or less does not limit.
+func WriteTableFit(w io.Writer, stats []TopicStats, width, rows int) error {
+	shown := len(stats)
+	if rows > 0 && 1+shown > rows {
+		// The header, rows−2 topics and the "more" line.
+		shown = max(rows-2, 0)
+	}
+	var buf bytes.Buffer
+	// The widths of all rows, shown or not, so that the columns do not
+	// move as the topics shown change.
+	if err := writeTable(&buf, stats); err != nil {
+		return err
+	}
+	if excess := maxWidth(buf.String()) - width; width > 0 && excess > 0 {
+		// Too wide: shorten the topics from the left first, since
+		// their ends tell them apart ("…vehicle/BMS_Cell01"), so that
+		// the columns after them stay on the screen.
+		topicWidth := 0
+		for i := range stats {
+			topicWidth = max(topicWidth, utf8.RuneCountInString(stats[i].Topic))
+		}
+		if keep := max(topicWidth-excess, minTopicWidth); keep < topicWidth {
+			short := make([]TopicStats, len(stats))
+			for i := range stats {
+				short[i] = stats[i]
+				short[i].Topic = truncateLeft(stats[i].Topic, keep)
+			}
+			buf.Reset()
+			if err := writeTable(&buf, short); err != nil {
+				return err
+			}
+		}
+	}
+	lines := strings.SplitAfter(buf.String(), "\n")
+	var out strings.Builder
+	for i, l := range lines {
+		if i > shown {
+			break
+		}
+		out.WriteString(Truncate(strings.TrimSuffix(l, "\n"), width))
+		out.WriteByte('\n')
+	}
+	if more := len(stats) - shown; more > 0 && (rows <= 0 || rows > 1) {
+		out.WriteString(Truncate(fmt.Sprintf("… %d more topics (a taller terminal shows them)", more), width))
+		out.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, out.String())
+	return err
+}
+
+// minTopicWidth is the narrowest the topic column is made to fit a
+// terminal.
+const minTopicWidth = 16
+
+// maxWidth returns the width of the widest line of s.
+func maxWidth(s string) int {
+	w := 0
+	for _, l := range strings.Split(s, "\n") {
+		w = max(w, utf8.RuneCountInString(l))
+	}
+	return w
+}
+
+// truncateLeft cuts s to at most width characters from its start,
+// beginning with "…" when cut.
+func truncateLeft(s string, width int) string {
+	n := utf8.RuneCountInString(s)
+	if n <= width {
+		return s
+	}
+	skip := n - width + 1
+	for i := range s {
+		if skip == 0 {
+			return "…" + s[i:]
+		}
+		skip--
+	}
+	return "…"
+}
+
+// Truncate cuts s to at most width characters, ending in "…" when cut; a
+// width of 0 or less does not cut.
+func Truncate(s string, width int) string {
+	if width <= 0 || utf8.RuneCountInString(s) <= width {
+		return s
+	}
+	n := 0
+	for i := range s {
+		if n == width-1 {
+			return s[:i] + "…"
+		}
+		n++
+	}
+	return s
+}
+
+func writeTable(w io.Writer, stats []TopicStats) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	// The flags before the latency, which is the widest column: a
+	// narrow terminal cuts the latency first.
+	fmt.Fprintln(tw, "topic\trate/s\tlast\tage\tlost\tflags\tlatency ms (last/max)")
+	for i := range stats {
+		t := &stats[i]
+		lat := "—"
+		if t.HasLatency {
+			lat = ms(t.LastLatency) + " / " + ms(t.MaxLatency)
+		}
+		lost := numfmt.Count(t.Lost)
+		if t.Restarts > 0 {
+			lost += fmt.Sprintf(" (%d restarts)", t.Restarts)
+		}
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", t.Topic, t.Rate, t.Last, FormatAge(t.Age), lost, flags(t), lat)
+	}
+	return tw.Flush()
+}
+
+// FormatAge formats an age coarsely, the way a person reads it: "12ms",
+// "3.4s", "5m0s".
+func FormatAge(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// WriteSummary writes the summary for a person: totals, loss, flags,
+// latency percentiles.
+func WriteSummary(w io.Writer, s Summary, h interface {
+	WriteDistribution(io.Writer) error
+}) error {
+	fmt.Fprintf(w, "%d topics, %s messages in %v (%s/s)", s.Topics, numfmt.Count(s.Messages),
+		s.Duration.Round(time.Millisecond), numfmt.Thousands(s.Rate))
+	if s.Retained > 0 {
+		fmt.Fprintf(w, " and %s retained", numfmt.Count(s.Retained))
+	}
+	fmt.Fprintf(w, "; lost %s", numfmt.Count(s.Lost))
+	switch {
+	case s.Restarts == 1:
+		fmt.Fprint(w, ", 1 publisher restart")
+	case s.Restarts > 1:
+		fmt.Fprintf(w, ", %d publisher restarts", s.Restarts)
+	}
+	fmt.Fprintf(w, "; %d stale, %d older than the stale limit\n", s.Stale, s.Old)
+	if s.Latency.N == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "latency from ts: p50 %.3f ms, p99 %.3f ms, max %.3f ms over %s samples\n",
+		s.Latency.P50, s.Latency.P99, s.Latency.Max, numfmt.Count(s.Latency.N))
+	return h.WriteDistribution(w)
+}
