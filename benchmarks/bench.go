@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yukart/candec/internal/progress"
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
+	"github.com/yukart/candec/internal/progress"
 )
 
 // Topics the bench uses: the service's defaults.

@@ -3,9 +3,9 @@ package benchmarks
 import (
 	"sync"
 
-	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/rawbatch"
 )
 

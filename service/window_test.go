@@ -16,8 +16,8 @@ import (
 	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/internal/child"
 	"github.com/yukart/candec/internal/mosquitto"
-	"github.com/yukart/candec/pipeline"
 	"github.com/yukart/candec/internal/replay"
+	"github.com/yukart/candec/pipeline"
 )
 
 // TestWindowStreamQoS1NoLoss replays the car's idle capture (at 2×, a

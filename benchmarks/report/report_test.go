@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/benchmarks/scenario"
+	"github.com/yukart/candec/internal/latency"
 )
 
 var t0 = time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC)

@@ -18,11 +18,11 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/yukart/candec/internal/broker"
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/mqttclient"
+	"github.com/yukart/candec/internal/broker"
 	"github.com/yukart/candec/internal/replay"
+	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/service"
 )
 

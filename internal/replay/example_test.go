@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/yukart/candec/capture"
-	"github.com/yukart/candec/rawbatch"
 	"github.com/yukart/candec/internal/replay"
+	"github.com/yukart/candec/rawbatch"
 )
 
 // Play a capture one frame per batch, as fast as the publisher takes

@@ -9,9 +9,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/rawbatch"
 )
 
