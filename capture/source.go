@@ -1,0 +1,30 @@
+package capture
+
+import (
+	"io"
+
+	"github.com/yukart/candec/frame"
+)
+
+// Source is a stream of CAN frames, whatever the format it is read from.
+// Every consumer of frames (decode, the policy driver, tune, replay, the
+// demo and the bench) reads through it.
+type Source interface {
+	// Next overwrites *f with the next frame, its Bus the index of its
+	// interface (see Interface). It returns io.EOF after the last frame
+	// and a *LineError for a malformed record (unless
+	// Options.SkipInvalid); after a *LineError, Next may be called again.
+	// Next allocates nothing per frame.
+	Next(f *frame.Frame) error
+	// Interface returns the name of the interface with the given bus
+	// index, or "" if no frame had it yet.
+	Interface(bus uint8) string
+	// Skipped returns how many malformed records were skipped
+	// (Options.SkipInvalid).
+	Skipped() int
+}
+
+var _ Source = (*Reader)(nil)
+
+// NewSource returns a Source that reads the capture in r.
+func NewSource(r io.Reader, opts Options) Source { return NewReader(r, opts) }
