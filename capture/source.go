@@ -26,5 +26,6 @@ type Source interface {
 
 var _ Source = (*Reader)(nil)
 
-// NewSource returns a Source that reads the capture in r.
-func NewSource(r io.Reader, opts Options) Source { return NewReader(r, opts) }
+// NewSource returns a Source that reads the capture in r, of the format
+// its content shows.
+func NewSource(r io.Reader, opts Options) (Source, error) { return NewReader(r, opts), nil }
