@@ -1,0 +1,25 @@
+// Package layout holds the test of the repository's shape: which folders
+// the top level has and which packages may import which.
+//
+// # The rule
+//
+// The top level holds the libraries another Go program on the car would
+// import, and the folders of the design card:
+//
+//	frame, dbc, decoder, capture,      the libraries: they import only
+//	rawbatch, envelope, pipeline,      each other (and outside modules)
+//	mqttclient
+//	service                            the decoder service: libraries only
+//	cmd/candec                         the binary: flags and wiring
+//	internal/…                         what only the binary needs: the
+//	                                   demo, replay, watch, tune, the
+//	                                   embedded broker, test helpers
+//	benchmarks/…                       the bench harness, its scenarios
+//	                                   and results
+//	docs, examples, testdata           no Go code
+//
+// Non-test code of a library or of service never imports internal/,
+// benchmarks/ or cmd/; a library never imports service. Tests of a
+// library or of service may use internal/ helpers (a real mosquitto, the
+// bridge's replay) but never the bench or service from a library.
+package layout
