@@ -49,7 +49,7 @@ func TestDemo(t *testing.T) {
 }
 
 func TestLocate(t *testing.T) {
-	// The tests run in demo/; testdata is at the repository root.
+	// The tests run in internal/demo/; testdata is at the repository root.
 	p, err := Locate(DefaultCapture)
 	if err != nil {
 		t.Fatal(err)
