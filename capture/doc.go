@@ -30,5 +30,5 @@
 // reproduces it byte for byte, except for what a frame does not keep:
 // zero-padded seconds, other numbers of decimals, lower-case hex, padded
 // interface names, direction markers, dots between data bytes, a raw DLC
-// after "_" and the CAN FD flags digit (written as 0).
+// after "_" and the CAN FD flags digit's bits other than BRS (1) and ESI (2).
 package capture

@@ -315,8 +315,16 @@ func parseData(s []byte, i int, f *frame.Frame) (int, fault) {
 		if i >= len(s) || hexVal[s[i]] == noHex {
 			return 0, fault{kind: fFDFlags, col: i + 1}
 		}
-		// The FD flags (BRS, ESI) have no place in frame.Frame.
+		// The flags digit: BRS = 1, ESI = 2 (struct canfd_frame); other
+		// bits have no meaning and are dropped.
+		fd := hexVal[s[i]]
 		f.Flags |= frame.FD
+		if fd&1 != 0 {
+			f.Flags |= frame.BRS
+		}
+		if fd&2 != 0 {
+			f.Flags |= frame.ESI
+		}
 		maxLen = frame.MaxLen
 		i++
 	}

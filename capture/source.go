@@ -1,6 +1,7 @@
 package capture
 
 import (
+	"fmt"
 	"io"
 
 	"github.com/yukart/candec/frame"
@@ -29,3 +30,20 @@ var _ Source = (*Reader)(nil)
 // NewSource returns a Source that reads the capture in r, of the format
 // its content shows.
 func NewSource(r io.Reader, opts Options) (Source, error) { return NewReader(r, opts), nil }
+
+// OffsetError is a malformed record of a binary capture (BLF, MDF).
+type OffsetError struct {
+	// Format names the capture format: "blf", "mf4".
+	Format string
+	// Offset is the record's byte offset in the file; for a record inside
+	// a compressed container, the container's.
+	Offset int64
+	// Msg says what is wrong.
+	Msg string
+}
+
+// Error reads like `capture: blf: byte 4096: object size 3 is below its
+// header's 16`.
+func (e *OffsetError) Error() string {
+	return fmt.Sprintf("capture: %s: byte %d: %s", e.Format, e.Offset, e.Msg)
+}

@@ -64,8 +64,8 @@ const hexUpper = "0123456789ABCDEF"
 // named interface to dst. The timestamp has 6 decimals, or 9 when it is
 // not a whole microsecond, so that reading the line gives f.Time back.
 // The seconds are not zero-padded (candump pads them to 10 digits, which
-// makes no difference after 2001). A CAN FD line's flags digit is 0:
-// frame.Frame does not keep BRS and ESI. On error dst is returned
+// makes no difference after 2001). A CAN FD line's flags digit is
+// f.FDFlags() (BRS = 1, ESI = 2). On error dst is returned
 // unchanged.
 func AppendLine(dst []byte, f *frame.Frame, iface string) ([]byte, error) {
 	if err := checkWrite(f, iface); err != nil {
@@ -100,7 +100,7 @@ func AppendLine(dst []byte, f *frame.Frame, iface string) ([]byte, error) {
 		}
 		return append(dst, '\n'), nil
 	case f.Flags&frame.FD != 0:
-		dst = append(dst, '#', '0')
+		dst = append(dst, '#', hexUpper[f.FDFlags()])
 	}
 	for _, b := range f.Data[:f.Len] {
 		dst = append(dst, hexUpper[b>>4], hexUpper[b&0xF])

@@ -33,6 +33,8 @@ func TestAppendLine(t *testing.T) {
 			"can0", "(1.000000) can0 123#R8\n"},
 		{"CAN FD", mk(1e9, 0x123, frame.FD, 0, seq(12)...), "can0",
 			"(1.000000) can0 123##0000102030405060708090A0B\n"},
+		{"CAN FD with BRS and ESI", mk(1e9, 0x123, frame.FD|frame.BRS|frame.ESI, 0, 1), "can0",
+			"(1.000000) can0 123##301\n"},
 		{"error frame", mk(1e9, 0x80, frame.Error, 0, 0, 0, 0, 4, 0, 0, 0, 0), "can0",
 			"(1.000000) can0 20000080#0000000400000000\n"},
 		{"error frame, extended flag ignored", mk(1e9, 0x4, frame.Error|frame.Extended, 0), "can0",

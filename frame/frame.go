@@ -13,7 +13,24 @@ const (
 	Error
 	// FD marks a CAN FD frame (up to 64 data bytes).
 	FD
+	// BRS marks a CAN FD frame sent with bit-rate switching.
+	BRS
+	// ESI marks a CAN FD frame whose sender was error passive.
+	ESI
 )
+
+// FDFlags returns a CAN FD frame's BRS and ESI bits as struct
+// canfd_frame and candump number them: BRS = 1, ESI = 2.
+func (f *Frame) FDFlags() uint8 {
+	var v uint8
+	if f.Flags&BRS != 0 {
+		v |= 1
+	}
+	if f.Flags&ESI != 0 {
+		v |= 2
+	}
+	return v
+}
 
 // MaxLen is the largest data length of any frame (CAN FD).
 const MaxLen = 64
@@ -26,7 +43,7 @@ type Frame struct {
 	// ID is the arbitration ID without flag bits (11 or 29 bits).
 	ID uint32
 	// Flags say whether the ID is extended and whether this is a remote,
-	// error or CAN FD frame.
+	// error or CAN FD frame (with its BRS and ESI bits).
 	Flags Flags
 	// Bus is the interface index (0 for can0).
 	Bus uint8
