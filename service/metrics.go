@@ -137,8 +137,15 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 	m.coalesced = sup.WithLabelValues(reasonCoalesced)
 	m.windowOverflow = sup.WithLabelValues(reasonOverflow)
 	m.clock = newClockMetrics()
+	b := ReadBuild()
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "candec_build_info",
+		Help: "Always 1; its labels say what the running candec was built from: the version (a tag, a pseudo-version, or the revision), the VCS revision and the Go version.",
+	}, []string{"version", "revision", "goversion"})
+	build.WithLabelValues(b.Short(), b.Revision, b.Go).Set(1)
 
 	cs := []prometheus.Collector{
+		build,
 		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, invalid, m.bridgeRestarts,
 		m.unknownID, m.decoded, m.values, m.publishErrors,
 		m.connections, m.latency, pub, sup,

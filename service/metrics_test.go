@@ -108,3 +108,40 @@ func TestMetricNames(t *testing.T) {
 		t.Errorf("candec_publish_queue_depth help %q; want it to say it counts envelopes, as the code does", h)
 	}
 }
+
+// TestBuildInfoMetric: candec_build_info is 1 with the build's labels.
+func TestBuildInfoMetric(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	if _, err := newMetrics(reg, func() float64 { return 0 }, func() float64 { return 0 }); err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := ReadBuild()
+	for _, mf := range mfs {
+		if mf.GetName() != "candec_build_info" {
+			continue
+		}
+		if len(mf.GetMetric()) != 1 {
+			t.Fatalf("candec_build_info has %d series, want 1", len(mf.GetMetric()))
+		}
+		m := mf.GetMetric()[0]
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		want := map[string]string{"version": b.Short(), "revision": b.Revision, "goversion": b.Go}
+		for k, v := range want {
+			if labels[k] != v {
+				t.Errorf("label %s = %q, want %q", k, labels[k], v)
+			}
+		}
+		if got := m.GetGauge().GetValue(); got != 1 {
+			t.Errorf("value %v, want 1", got)
+		}
+		return
+	}
+	t.Fatal("candec_build_info is not served")
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/yukart/candec/benchmarks/scenario"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/progress"
+	"github.com/yukart/candec/service"
 )
 
 // hostEnv names the variable that overrides the host name in result
@@ -85,7 +85,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 		Out:           e.stdout,
 		Log:           e.stderr,
 		Progress:      progress.New(e.stderr, isTerminal(e.stderr)),
-		Versions:      report.Versions{Candec: candecVersion()},
+		Versions:      report.Versions{Candec: service.ReadBuild().Short()},
 		FailOnWarning: *failOnWarning,
 	}
 	if !*noResults {
@@ -279,28 +279,6 @@ func checkHost(cmd, h string) (string, error) {
 		return "", &exitError{2, fmt.Errorf("%s: host %q: must be letters, digits, '-', '_' and '.', not starting with '.' or '-' (--host or $%s)", cmd, h, hostEnv)}
 	}
 	return h, nil
-}
-
-// candecVersion returns the module version and VCS revision the binary
-// was built from, as far as the build recorded them.
-func candecVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	if v == "" || v == "(devel)" {
-		v = "devel"
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-			v += " " + s.Value[:12]
-		}
-		if s.Key == "vcs.modified" && s.Value == "true" {
-			v += "+dirty"
-		}
-	}
-	return v
 }
 
 // isTerminal reports whether w is a terminal.

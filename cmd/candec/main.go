@@ -41,6 +41,7 @@ var commands = []command{
 	{"watch", "show live what the broker carries: per-topic rate, value, age, seq loss, latency", runWatch},
 	{"generate", "generate a simulated capture of the kart (candump -l format)", runGenerate},
 	{"bench", "measure candec against a real mosquitto: the report's mix table (see benchmarks/README.md)", runBench},
+	{"version", "print the version, the VCS revision and the Go version (also --version)", runVersion},
 }
 
 // lookup finds the command called name.
@@ -86,6 +87,9 @@ func run(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
 		usage(e.stderr)
 		return &exitError{2, errors.New("no command given")}
+	}
+	if args[0] == "--version" || args[0] == "-version" {
+		return run(ctx, e, append([]string{"version"}, args[1:]...))
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 && args[0] == "help" {

@@ -30,6 +30,10 @@ func TestHelpAndFlagErrors(t *testing.T) {
 		{args: []string{"generate", "--duration", "x"}, code: 2, wantErr: `generate: invalid value "x" for flag -duration`, wantStderrEmpty: true},
 		{args: []string{"decode", "--dbc", "x.dbc", "capture.log", "-o", "out"}, code: 2, wantErr: "flags go before CAPTURE"},
 		{args: []string{"dbc", "a.dbc", "--bogus"}, code: 2, wantErr: "flags go before FILE"},
+		{args: []string{"version"}, wantOut: "\ngo go1.", wantStderrEmpty: true},
+		{args: []string{"--version"}, wantOut: "candec ", wantStderrEmpty: true},
+		{args: []string{"help"}, wantOut: "  version ", wantStderrEmpty: true},
+		{args: []string{"version", "x"}, code: 2, wantErr: `version: unexpected argument "x"`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
