@@ -18,6 +18,7 @@ import (
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
 	"github.com/yukart/candec/benchmarks/stack"
+	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/internal/mosquitto"
@@ -74,6 +75,9 @@ func runOne(ctx context.Context, cfg Config, sc scenario.Run, label, dir string)
 
 	_, heartbeat, err := signalTopics(sc.DBC.File, sc.Policy.File)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkCapture(sc.Capture); err != nil {
 		return nil, err
 	}
 	if err := r.startBroker(ctx); err != nil {
@@ -167,6 +171,18 @@ func runOne(ctx context.Context, cfg Config, sc scenario.Run, label, dir string)
 	}
 	r.printHistograms(res)
 	return res, nil
+}
+
+// checkCapture opens the capture the replay will play and reads its
+// head, so that a capture that is missing or of no known format is said
+// before anything starts, as a bad DBC or policy is, rather than by a
+// replay that exits once the stack is up.
+func checkCapture(path string) error {
+	c, err := capture.Open(path, capture.Options{})
+	if err != nil {
+		return fmt.Errorf("bench: %w", err)
+	}
+	return c.Close()
 }
 
 func firstErr(errs ...error) error {

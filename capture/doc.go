@@ -1,10 +1,35 @@
-// Package capture reads and writes CAN captures in the log format of
-// candump -l (Linux can-utils), one frame a line:
+// Package capture reads and writes CAN captures. Its format today is the
+// log format of candump -l (Linux can-utils), one frame a line:
 //
 //	(1696868256.123456) can0 123#DEADBEEF
 //	(1696868256.123789) can1 1A2B3C4D#0102030405060708
 //	(1696868256.124000) can0 123#R
 //	(1696868256.124100) can0 123##1112233445566778899AABB
+//
+// # Formats
+//
+// A Source is a stream of frames whatever the format it is read from;
+// every consumer of frames reads through it. NewSource (and Open, for a
+// file or standard input) chooses the format by content, never by the
+// file's name: it peeks at the head of the input and gives it to each
+// registered format's detector in turn. Today the one format is the
+// candump log (a *Reader); a format is added with its reader's file and
+// one line in the registry (source.go).
+//
+// The head is only what the input has given: NewSource reads no more
+// than the next byte beyond what is buffered, until a format recognises
+// the head, the head holds a whole line that is not blank, it is 4 KiB
+// long or the input ends. So a live pipe that has written one line is
+// enough, and its first frame is not held back waiting for the next.
+// An empty capture (or one of blank lines only) holds no frames: its
+// Source returns io.EOF at once. Anything else that no format
+// recognises is ErrFormat, whose message shows what the head looked
+// like: its first line, or its first bytes in hex.
+//
+// A candump log is recognised by its first line that is not blank
+// starting with "(" and a digit. A line that starts so but is malformed
+// further on is left to the Reader, which reports it as a *LineError
+// with its line and column.
 //
 // # Reading
 //

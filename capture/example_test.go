@@ -38,3 +38,23 @@ func ExampleReader() {
 	// t=1696868256124000000 bus=0 id=123 ext=false len=0: (1696868256.124000) can0 123#R
 	// capture: line 4: column 26: CAN ID has 2 hex digits, want 3 (11-bit) or 8 (29-bit): "(1696868256.124100) can0 12#00"
 }
+
+func ExampleNewSource() {
+	for _, in := range []string{
+		"\n(1696868256.123456) can0 123#DEADBEEF\n",
+		"date Mon Oct 9 16:17:36 2023\n",
+	} {
+		src, err := capture.NewSource(strings.NewReader(in), capture.Options{})
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		var f frame.Frame
+		for src.Next(&f) == nil {
+			fmt.Printf("%s %X % X\n", src.Interface(f.Bus), f.ID, f.Data[:f.Len])
+		}
+	}
+	// Output:
+	// can0 123 DE AD BE EF
+	// capture: unknown format: its first line is "date Mon Oct 9 16:17:36 2023"; known formats: candump
+}

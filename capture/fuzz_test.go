@@ -77,3 +77,49 @@ func FuzzReadLine(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNewSource feeds arbitrary input to NewSource. It must not panic or
+// hang; it refuses only with ErrFormat; it never refuses a capture whose
+// first line the Reader takes; and the Source it returns reads what a
+// Reader reads.
+func FuzzNewSource(f *testing.F) {
+	for _, s := range []string{
+		"",
+		"\n\r\n",
+		"(1696868256.123456) can0 123#DEADBEEF\n",
+		"\n(1.0) can0 123#01\r\n(2.0) can1 124#R",
+		"(1.0) can0 12#00\n",
+		"# comment\n(1.0) can0 123#01\n",
+		"LOGG\x00\x00\x00\x01",
+		"(",
+		"(9",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		src, err := NewSource(bytes.NewReader(in), Options{})
+		r := NewReader(bytes.NewReader(in), Options{})
+		var want frame.Frame
+		werr := r.Next(&want)
+		if err != nil {
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("got %v, want ErrFormat or a source", err)
+			}
+			if werr == nil {
+				t.Fatalf("refused a capture whose first line the Reader takes: %+v", want)
+			}
+			return
+		}
+		var got frame.Frame
+		for i := 0; ; i++ {
+			gerr := src.Next(&got)
+			if (gerr == nil) != (werr == nil) || gerr != nil && gerr.Error() != werr.Error() || got != want {
+				t.Fatalf("frame %d: got %+v, %v, want %+v, %v", i, got, gerr, want, werr)
+			}
+			if gerr == io.EOF || i > len(in) {
+				return
+			}
+			werr = r.Next(&want)
+		}
+	})
+}

@@ -23,11 +23,13 @@ const (
 	maxErrorText = 128
 )
 
-// Options tune a Reader. The zero value is strict.
+// Options tune how a capture is read. The zero value is strict.
 type Options struct {
 	// SkipInvalid skips malformed lines and counts them (Reader.Skipped)
 	// instead of returning a *LineError.
 	SkipInvalid bool
+	// Stdin is what Open reads for the name "-"; nil is os.Stdin.
+	Stdin io.Reader
 }
 
 // LineError is a malformed line.

@@ -140,6 +140,17 @@ func runDecode(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer in.close()
+	var src capture.Source
+	if *policy == "" {
+		// The head of the capture shows its format; on a pipe, the
+		// first line is enough.
+		if src, err = capture.NewSource(in, capture.Options{SkipInvalid: *skip}); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("decode %s: interrupted after 0 frames: %w", shown, ctx.Err())
+			}
+			return fmt.Errorf("decode %s: %w", shown, err)
+		}
+	}
 	of, err := outfile.Create(*out, e.stdout, inputs...)
 	if err != nil {
 		return fmt.Errorf("decode: %w", err)
@@ -167,7 +178,7 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	}
 
 	vw = valuelog.NewWriter(of, f)
-	derr := decodeCapture(ctx, e, shown, in, sel, vw, *skip)
+	derr := decodeCapture(ctx, e, shown, src, in, sel, vw)
 	var werr *writeError
 	if errors.As(derr, &werr) {
 		return derr // the output is broken: keep the file that was there
@@ -195,11 +206,10 @@ type writeError struct{ err error }
 func (w *writeError) Error() string { return w.err.Error() }
 func (w *writeError) Unwrap() error { return w.err }
 
-// decodeCapture decodes the frames of in to vw until the end of the
-// capture, a malformed line (unless skip), a write error or the end of
-// ctx.
-func decodeCapture(ctx context.Context, e env, name string, in *input, sel *busDecoders, vw *valuelog.Writer, skip bool) error {
-	r := capture.NewReader(in, capture.Options{SkipInvalid: skip})
+// decodeCapture decodes the frames of r, read from in, to vw until the
+// end of the capture, a malformed line (unless skipped), a write error
+// or the end of ctx.
+func decodeCapture(ctx context.Context, e env, name string, r capture.Source, in *input, sel *busDecoders, vw *valuelog.Writer) error {
 	defer func() { sel.skipped = r.Skipped() }()
 	bar := newDecodeProgress(e, name, in.size)
 	defer bar.done()
@@ -341,7 +351,7 @@ func matchAny(globs []string, sig *dbc.Signal) bool {
 // decode decodes f with its interface's DBC; ok is false when the
 // interface has none, the frame is a remote or error frame, or the ID
 // is unknown (each counted for the summary).
-func (s *busDecoders) decode(r *capture.Reader, f *frame.Frame) ([]decoder.Value, bool) {
+func (s *busDecoders) decode(r capture.Source, f *frame.Frame) ([]decoder.Value, bool) {
 	if !s.resolved[f.Bus] {
 		s.resolved[f.Bus] = true
 		s.byBus[f.Bus] = s.all

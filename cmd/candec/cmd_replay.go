@@ -56,14 +56,13 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	if name == "-" && *loop {
 		return &exitError{2, errors.New("replay: --loop needs a file: standard input cannot be read twice")}
 	}
-	opts := capture.Options{SkipInvalid: *skip}
+	opts := capture.Options{SkipInvalid: *skip, Stdin: e.stdin}
 	open := replay.OpenFile(name, opts)
-	if name == "-" {
-		open = func() (replay.Source, error) { return capture.NewReader(e.stdin, opts), nil }
-	} else {
+	if name != "-" {
 		// A capture that cannot be read is the first thing to say, before
-		// any connection.
-		f, err := os.Open(name)
+		// any connection. (Standard input is read once, when the replay
+		// starts.)
+		f, err := capture.Open(name, opts)
 		if err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}

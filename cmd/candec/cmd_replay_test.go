@@ -41,6 +41,11 @@ func TestReplayBadInput(t *testing.T) {
 	url := unreachableURL(t)
 	good := writeCapture(t, 2, time.Millisecond)
 	missing := filepath.Join(t.TempDir(), "none.log")
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -55,6 +60,8 @@ func TestReplayBadInput(t *testing.T) {
 		{[]string{"--connect-timeout", "0", good}, "--connect-timeout must be between 1ms and 5m0s, got 0s", 2},
 		{[]string{"--topic", "yukart/can/#", good}, `replay: --topic "yukart/can/#" must be a topic name`, 2},
 		{[]string{missing}, "replay: open " + missing + ": no such file or directory", 1},
+		{[]string{dir}, "replay: capture: " + dir + " is a directory, not a capture", 1},
+		{[]string{notes}, "replay: " + notes + `: capture: unknown format: its first line is "hello"`, 1},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer

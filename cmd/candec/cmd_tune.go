@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/yukart/candec/capture"
@@ -49,16 +47,12 @@ func runTune(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	var in io.Reader = e.stdin
-	if name := fs.Arg(0); name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return fmt.Errorf("tune: %w", err)
-		}
-		defer f.Close()
-		in = f
+	in, err := capture.Open(fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
+	if err != nil {
+		return fmt.Errorf("tune: %w", err)
 	}
-	rep, err := tune.Analyze(capture.NewReader(in, capture.Options{SkipInvalid: *skip}), tune.Config{
+	defer in.Close()
+	rep, err := tune.Analyze(in, tune.Config{
 		DB: db, Policy: pol, Subscribers: *subs, Window: *window, TopicTemplate: *template,
 	})
 	if err != nil {

@@ -35,6 +35,44 @@ func TestTuneBadFlags(t *testing.T) {
 	}
 }
 
+// TestTuneInput: the capture is a file or standard input ("-"); one that
+// cannot be read is an error naming it.
+func TestTuneInput(t *testing.T) {
+	data, err := os.ReadFile("../../testdata/idle.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	notes := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notes, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, stdin, arg, want string
+	}{
+		{"stdin", string(data), "-", ""},
+		{"stdin of no known format", "hello\n", "-", `tune: stdin: capture: unknown format: its first line is "hello"`},
+		{"empty stdin", "", "-", "tune: capture holds no frame"},
+		{"file of no known format", "", notes, "tune: " + notes + ": capture: unknown format"},
+		{"directory", "", dir, "tune: capture: " + dir + " is a directory, not a capture"},
+		{"missing", "", filepath.Join(dir, "none.log"), "tune: open " + filepath.Join(dir, "none.log") + ": no such file or directory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(context.Background(), env{strings.NewReader(tt.stdin), &out, &bytes.Buffer{}}, []string{"tune", "--dbc", "../../testdata/yukart.dbc", tt.arg})
+			if tt.want == "" {
+				if err != nil || !strings.Contains(out.String(), "policy: default") {
+					t.Fatalf("got %v, want a report:\n%s", err, out.String())
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) == 0 {
+				t.Errorf("got %v (exit %d), want an error containing %q", err, exitCode(err), tt.want)
+			}
+		})
+	}
+}
+
 // TestTuneTopicTemplate: the Toyota DBCs repeat signal names across
 // messages; tune names every clash, and runs with {message} in the
 // template, as decode --policy and the service do.

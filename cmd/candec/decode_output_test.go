@@ -47,6 +47,7 @@ func TestDecodeOutputFileSafe(t *testing.T) {
 		{"capture not found", []string{"--dbc", yukartDBC, filepath.Join(dir, "nope.log")}, "", "nope.log"},
 		{"capture is a directory", []string{"--dbc", yukartDBC, t.TempDir()}, "", "is a directory"},
 		{"bad first line", []string{"--dbc", yukartDBC, writeFile(t, dir, "bad.log", "(1.0) can0 0A0#FAZZ\n")}, "", ":1: column"},
+		{"capture of no known format", []string{"--dbc", yukartDBC, writeFile(t, dir, "notes.txt", "hello\n")}, "", `notes.txt: capture: unknown format: its first line is "hello"`},
 		{"bad format", []string{"--dbc", yukartDBC, "--format", "xml", capture}, "", "--format"},
 		{"glob matches nothing", []string{"--dbc", yukartDBC, "--signals", "NOPE_*", capture}, "", "matches no signal"},
 		{"output is the capture", []string{"--dbc", yukartDBC, capture}, capture, "is the input"},
@@ -338,6 +339,38 @@ func TestDecodeLivePipe(t *testing.T) {
 				t.Errorf("got %d lines, want the 12 decoded before the cancel, whole", n)
 			}
 		})
+	}
+}
+
+// TestDecodeInterruptedBeforeFirstLine: a cancelled context ends a
+// decode still waiting for the first line of a pipe, the one that shows
+// the capture's format.
+func TestDecodeInterruptedBeforeFirstLine(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var out bytes.Buffer
+	go func() { done <- run(ctx, env{pr, &out, &bytes.Buffer{}}, []string{"decode", "--dbc", yukartDBC, "-"}) }()
+	if _, err := io.WriteString(pw, "\n("); err != nil { // not yet enough to know the format
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if want := "decode stdin: interrupted after 0 frames: context canceled"; err == nil || err.Error() != want {
+			t.Errorf("got %v, want %q", err, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("decode did not return after its context was cancelled")
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q, want nothing", out.String())
 	}
 }
 

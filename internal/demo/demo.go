@@ -154,6 +154,12 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// A capture that cannot be read is said before anything starts.
+	c, err := capture.Open(capPath, capture.Options{})
+	if err != nil {
+		return err
+	}
+	c.Close()
 	policy := ""
 	if o.Policy != "" {
 		if policy, err = Locate(o.Policy); err != nil {

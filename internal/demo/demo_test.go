@@ -14,6 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/internal/mosquitto"
 )
@@ -221,5 +222,22 @@ func TestOptionsRange(t *testing.T) {
 		if err := Run(context.Background(), o); !errors.Is(err, ErrOptions) {
 			t.Errorf("%+v: got %v, want ErrOptions", o, err)
 		}
+	}
+}
+
+// TestDemoBadCapture: a capture of no known format is refused before
+// anything starts.
+func TestDemoBadCapture(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(path, []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := Run(context.Background(), Options{Capture: path, Out: &out, Duration: 5 * time.Second})
+	if !errors.Is(err, capture.ErrFormat) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("got %v, want capture.ErrFormat naming %s", err, path)
+	}
+	if out.Len() != 0 {
+		t.Errorf("printed %q, want nothing", out.String())
 	}
 }

@@ -18,8 +18,8 @@ func ExampleRun() {
 (1700000000.010000) can0 0B0#03
 (1700000000.020000) can0 0A0#0405
 `
-	open := func() (replay.Source, error) {
-		return capture.NewReader(strings.NewReader(log), capture.Options{}), nil
+	open := func() (capture.Source, error) {
+		return capture.NewSource(strings.NewReader(log), capture.Options{})
 	}
 	pub := replay.PublisherFunc(func(_ context.Context, b []byte) error {
 		batch, err := rawbatch.Parse(b)

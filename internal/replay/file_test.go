@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/yukart/candec/capture"
@@ -50,7 +51,25 @@ func TestOpenFile(t *testing.T) {
 			t.Error("second Close succeeded: the file was not closed by the first")
 		}
 	}
-	if _, err := OpenFile(filepath.Join(t.TempDir(), "none.log"), capture.Options{})(); err == nil {
-		t.Error("missing file: got no error")
+	if _, err := OpenFile(filepath.Join(t.TempDir(), "none.log"), capture.Options{})(); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: got %v, want it not to exist", err)
+	}
+	if _, err := OpenFile(t.TempDir(), capture.Options{})(); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("directory: got %v, want it refused", err)
+	}
+}
+
+// TestOpenFileStdin: "-" reads the capture options' Stdin.
+func TestOpenFileStdin(t *testing.T) {
+	src, err := OpenFile("-", capture.Options{Stdin: strings.NewReader("(1.000000) can0 123#01\n")})()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f frame.Frame
+	if err := src.Next(&f); err != nil || f.ID != 0x123 {
+		t.Errorf("got %+v, %v, want the frame of stdin", f, err)
+	}
+	if _, err := OpenFile("-", capture.Options{Stdin: strings.NewReader("hello\n")})(); !errors.Is(err, capture.ErrFormat) {
+		t.Errorf("stdin of no known format: got %v, want capture.ErrFormat", err)
 	}
 }

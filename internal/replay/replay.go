@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/frame"
 	"github.com/yukart/candec/rawbatch"
 )
@@ -46,15 +47,9 @@ const (
 // ErrOptions: the options cannot be used.
 var ErrOptions = errors.New("replay: bad options")
 
-// Source yields a capture's frames in order; Next returns io.EOF after
-// the last. *capture.Reader is one.
-type Source interface {
-	Next(f *frame.Frame) error
-}
-
 // Opener opens the capture; Run calls it once per pass (again for each
 // loop) and closes the source after the pass when it is an io.Closer.
-type Opener func() (Source, error)
+type Opener func() (capture.Source, error)
 
 // Publisher sends one raw batch. batch is valid only during the call.
 type Publisher interface {
@@ -174,8 +169,8 @@ func (r *player) run(ctx context.Context, open Opener) error {
 			return fmt.Errorf("replay: open capture: %w", err)
 		}
 		n, last, err := r.pass(ctx, src, first)
-		if sk, ok := src.(interface{ Skipped() int }); ok && sk.Skipped() > 0 {
-			r.skip(SkipMalformed, uint64(sk.Skipped()))
+		if sk := src.Skipped(); sk > 0 {
+			r.skip(SkipMalformed, uint64(sk))
 		}
 		if c, ok := src.(io.Closer); ok {
 			c.Close()
@@ -212,7 +207,7 @@ func (r *player) run(ctx context.Context, open Opener) error {
 
 // pass plays one pass over src. It returns the number of frames read and
 // the capture time of the last one.
-func (r *player) pass(ctx context.Context, src Source, first bool) (n int, last int64, err error) {
+func (r *player) pass(ctx context.Context, src capture.Source, first bool) (n int, last int64, err error) {
 	var f frame.Frame
 	var passStart int64
 	for {

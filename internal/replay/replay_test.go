@@ -83,7 +83,7 @@ func capLog(ms ...int) string {
 }
 
 func opener(text string) Opener {
-	return func() (Source, error) { return capture.NewReader(strings.NewReader(text), capture.Options{}), nil }
+	return func() (capture.Source, error) { return capture.NewSource(strings.NewReader(text), capture.Options{}) }
 }
 
 func play(t *testing.T, text string, opts Options, rec *recorder) Stats {
@@ -191,8 +191,8 @@ func TestSkipReasons(t *testing.T) {
 		"not a frame\n" +
 		"(1000.001000) can0 124##0\n" +
 		capLog(1, 2)
-	open := func() (Source, error) {
-		return capture.NewReader(strings.NewReader(text), capture.Options{SkipInvalid: true}), nil
+	open := func() (capture.Source, error) {
+		return capture.NewSource(strings.NewReader(text), capture.Options{SkipInvalid: true})
 	}
 	rec := &recorder{clock: &fakeClock{}}
 	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
@@ -247,7 +247,7 @@ func TestErrors(t *testing.T) {
 	if _, err := Run(context.Background(), opener(""), pub, Options{Clock: clock}); err == nil || !strings.Contains(err.Error(), "no frames") {
 		t.Errorf("empty capture: got %v, want an error saying it has no frames", err)
 	}
-	bad := func() (Source, error) { return nil, io.ErrUnexpectedEOF }
+	bad := func() (capture.Source, error) { return nil, io.ErrUnexpectedEOF }
 	if _, err := Run(context.Background(), bad, pub, Options{Clock: clock}); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("open failing: got %v, want it wrapped", err)
 	}

@@ -118,12 +118,11 @@ func TestIdleLogUpToDate(t *testing.T) {
 func TestIdleLogReadsBack(t *testing.T) {
 	db := loadDB(t, "yukart.dbc")
 	want := generate(t, db, DefaultOptions())
-	f, err := os.Open(filepath.Join(testdata, "idle.log"))
+	r, err := capture.Open(filepath.Join(testdata, "idle.log"), capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r := capture.NewReader(f, capture.Options{})
+	defer r.Close()
 	var got frame.Frame
 	n := 0
 	for ; ; n++ {

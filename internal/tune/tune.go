@@ -95,7 +95,7 @@ type Report struct {
 
 // Analyze reads every frame of r through the pipeline engine and
 // returns the costs.
-func Analyze(r *capture.Reader, cfg Config) (*Report, error) {
+func Analyze(r capture.Source, cfg Config) (*Report, error) {
 	if cfg.Subscribers < 0 {
 		return nil, fmt.Errorf("%w: subscribers must be 0 (the default, %d) or more, got %d", ErrConfig, DefaultSubscribers, cfg.Subscribers)
 	}

@@ -45,12 +45,22 @@ func database(t *testing.T) *dbc.Database {
 	return db
 }
 
+// source is a capture.Source of text, as the command opens one.
+func source(t *testing.T, text string) capture.Source {
+	t.Helper()
+	src, err := capture.NewSource(strings.NewReader(text), capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
 func TestAnalyze(t *testing.T) {
 	pol, err := pipeline.ParsePolicy("p.yaml", []byte("defaults:\n  max_rate: 20\nrules:\n  - match: [Const]\n    on_change: true\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := capture.NewReader(strings.NewReader(captureOf(1000)), capture.Options{})
+	r := source(t, captureOf(1000))
 	rep, err := Analyze(r, Config{DB: database(t), Policy: pol, Subscribers: 4, Window: true})
 	if err != nil {
 		t.Fatal(err)
@@ -104,14 +114,14 @@ func TestAnalyze(t *testing.T) {
 }
 
 func TestAnalyzeEmpty(t *testing.T) {
-	_, err := Analyze(capture.NewReader(strings.NewReader(""), capture.Options{}), Config{DB: database(t)})
+	_, err := Analyze(source(t, ""), Config{DB: database(t)})
 	if !errors.Is(err, ErrEmpty) {
 		t.Errorf("Analyze(empty) error = %v, want ErrEmpty", err)
 	}
 }
 
 func TestAnalyzeBadLine(t *testing.T) {
-	_, err := Analyze(capture.NewReader(strings.NewReader("(1.0) can0 100#00\nnonsense\n"), capture.Options{}), Config{DB: database(t)})
+	_, err := Analyze(source(t, "(1.0) can0 100#00\nnonsense\n"), Config{DB: database(t)})
 	var le *capture.LineError
 	if !errors.As(err, &le) || le.Line != 2 {
 		t.Errorf("Analyze(bad line) error = %v, want a *capture.LineError on line 2", err)
@@ -137,7 +147,7 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestAnalyzeConfig(t *testing.T) {
-	r := func() *capture.Reader { return capture.NewReader(strings.NewReader(captureOf(10)), capture.Options{}) }
+	r := func() capture.Source { return source(t, captureOf(10)) }
 	_, err := Analyze(r(), Config{DB: database(t), Subscribers: -5})
 	if want := "tune: bad config: subscribers must be 0 (the default, 5) or more, got -5"; !errors.Is(err, ErrConfig) || err.Error() != want {
 		t.Errorf("Analyze(subscribers -5) = %v, want %q", err, want)
@@ -174,7 +184,7 @@ func TestAnalyzeClock(t *testing.T) {
 		{"2200", future, 9.99, 1, 0, 1001, "clock: 1 future dropped"},
 		{"joined", c + back.String(), 19.98, 0, 1, 2000, "clock: 1 discontinuity"},
 	} {
-		rep, err := Analyze(capture.NewReader(strings.NewReader(tt.capture), capture.Options{}), Config{DB: database(t)})
+		rep, err := Analyze(source(t, tt.capture), Config{DB: database(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
