@@ -16,7 +16,7 @@
 //	                                   embedded broker, test helpers
 //	benchmarks/…                       the bench harness, its scenarios
 //	                                   and results
-//	docs, examples, testdata           no Go code
+//	deploy, docs, examples, testdata   no Go code
 //
 // Non-test code of a library or of service never imports internal/,
 // benchmarks/ or cmd/; a library never imports service. Tests of a

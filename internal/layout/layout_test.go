@@ -19,7 +19,7 @@ const module = "github.com/yukart/candec"
 var libraries = []string{"frame", "dbc", "decoder", "capture", "rawbatch", "envelope", "pipeline", "mqttclient"}
 
 // topLevel lists every folder the repository's top level may have.
-var topLevel = append([]string{"service", "cmd", "internal", "benchmarks", "docs", "examples", "testdata"}, libraries...)
+var topLevel = append([]string{"service", "cmd", "internal", "benchmarks", "deploy", "docs", "examples", "testdata"}, libraries...)
 
 type pkg struct {
 	ImportPath   string
