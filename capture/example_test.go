@@ -42,7 +42,8 @@ func ExampleReader() {
 func ExampleNewSource() {
 	for _, in := range []string{
 		"\n(1696868256.123456) can0 123#DEADBEEF\n",
-		"date Mon Oct 9 16:17:36 2023\n",
+		"date Mon Oct 9 16:17:36.000 2023\nbase hex  timestamps absolute\n   0.001000 2  1A0             Rx   d 2 01 02\n",
+		"hello\n",
 	} {
 		src, err := capture.NewSource(strings.NewReader(in), capture.Options{})
 		if err != nil {
@@ -56,5 +57,6 @@ func ExampleNewSource() {
 	}
 	// Output:
 	// can0 123 DE AD BE EF
-	// capture: unknown format: its first line is "date Mon Oct 9 16:17:36 2023"; known formats: candump
+	// can1 1A0 01 02
+	// capture: unknown format: its first line is "hello"; known formats: candump, asc, trc
 }

@@ -55,6 +55,8 @@ type format struct {
 // also the format of an empty capture.
 var formats = []format{
 	{name: "candump", detect: isCandump, open: func(r io.Reader, opts Options) Source { return NewReader(r, opts) }},
+	{name: "asc", detect: detectASC, open: func(r io.Reader, opts Options) Source { return NewASCReader(r, opts) }},
+	{name: "trc", detect: detectTRC, open: func(r io.Reader, opts Options) Source { return NewTRCReader(r, opts) }},
 }
 
 // sniffLen is the most NewSource reads of a capture before it decides on
