@@ -15,6 +15,7 @@ import (
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
 	"github.com/yukart/candec/internal/progress"
+	"github.com/yukart/candec/mqttclient"
 )
 
 // Topics the bench uses: the service's defaults.
@@ -42,6 +43,8 @@ const (
 	DefaultBusyLimit = 25.0
 	// DefaultIdleWait bounds the wait for a quiet machine.
 	DefaultIdleWait = 30 * time.Second
+	// DefaultClientID starts the bench's client ids.
+	DefaultClientID = "candec-bench"
 	// MinLatencySamples is the fewest latency samples a stream may have
 	// before its percentiles get a "short sample" warning.
 	MinLatencySamples = 1000
@@ -59,9 +62,13 @@ var (
 type Config struct {
 	// Exe is the candec binary the decoder and the replay run from.
 	Exe string
-	// Broker is the URL of a broker to use; empty starts a private
-	// mosquitto for each run.
-	Broker string
+	// Broker reaches the broker to use: its URL, credentials, TLS files
+	// and keep-alive, given to the bench's own clients and to the
+	// decoder and replay it starts (the password through
+	// CANDEC_PASSWORD). An empty URL starts a private mosquitto for each
+	// run. Broker.ClientID starts every client id of the bench (default
+	// DefaultClientID: candec-bench-decoder, candec-bench-raw-1, …).
+	Broker mqttclient.Settings
 	// BrokerPID is that broker's process ID, for its CPU; 0 leaves the
 	// broker's CPU unmeasured. Ignored for the private broker.
 	BrokerPID int
@@ -110,6 +117,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.IdleWait == 0 {
 		c.IdleWait = DefaultIdleWait
+	}
+	if c.Broker.ClientID == "" {
+		c.Broker.ClientID = DefaultClientID
 	}
 	if c.Out == nil {
 		c.Out = io.Discard
@@ -202,12 +212,16 @@ func safeName(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
 
 // cleanEnv drops the CANDEC_* variables that would change how the
 // decoder and the replay run: the bench sets what it means by flags.
-func cleanEnv() []string {
+func cleanEnv(conn mqttclient.Settings) []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "CANDEC_") {
 			out = append(out, kv)
 		}
+	}
+	if conn.Password != "" {
+		// Not a flag: a command line is visible to every user.
+		out = append(out, mqttclient.EnvName("password")+"="+conn.Password)
 	}
 	return out
 }

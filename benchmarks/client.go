@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/benchmarks/mqttsub"
+	"github.com/yukart/candec/mqttclient"
 )
 
 // connectTimeout bounds a bench client's connection and subscription.
@@ -20,15 +21,16 @@ type client struct {
 	c    *mqttsub.Client
 }
 
-// connect opens a connection to url whose messages go to on, called
-// with the arrival time in ns since the Unix epoch from the client's
-// reading goroutine.
-func connect(ctx context.Context, url, id string, on mqttsub.Handler) (*client, error) {
+// connect opens a connection as id to the broker of conn whose messages
+// go to on, called with the arrival time in ns since the Unix epoch from
+// the client's reading goroutine.
+func connect(ctx context.Context, conn mqttclient.Settings, id string, on mqttsub.Handler) (*client, error) {
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
-	c, err := mqttsub.Dial(ctx, url, id, on)
+	conn.ClientID = id
+	c, err := mqttsub.Dial(ctx, conn, on)
 	if err != nil {
-		return nil, fmt.Errorf("bench: %s: connect to %s: %w", id, url, err)
+		return nil, fmt.Errorf("bench: %s: connect to %s: %w", id, conn.Broker, err)
 	}
 	return &client{name: id, c: c}, nil
 }

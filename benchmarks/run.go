@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/internal/numfmt"
+	"github.com/yukart/candec/mqttclient"
 
 	"github.com/yukart/candec/benchmarks/procstat"
 	"github.com/yukart/candec/benchmarks/report"
@@ -33,6 +34,7 @@ type run struct {
 	dir   string
 
 	url           string
+	conn          mqttclient.Settings // reaches url
 	brokerPID     int
 	brokerVersion string
 	broker        *stack.Mosquitto
@@ -194,9 +196,14 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
+// id returns the client id of one of the run's clients: "candec-bench-"
+// and its role.
+func (r *run) id(role string) string { return r.conn.ClientID + "-" + role }
+
 func (r *run) startBroker(ctx context.Context) error {
-	if r.cfg.Broker != "" {
-		r.url, r.brokerPID, r.brokerVersion = r.cfg.Broker, r.cfg.BrokerPID, "external broker"
+	if r.cfg.Broker.Broker != "" {
+		r.conn = r.cfg.Broker
+		r.url, r.brokerPID, r.brokerVersion = r.conn.Broker, r.cfg.BrokerPID, "external broker"
 		return nil
 	}
 	m, err := stack.StartMosquitto(ctx, r.dir)
@@ -204,6 +211,7 @@ func (r *run) startBroker(ctx context.Context) error {
 		return err
 	}
 	r.broker, r.url, r.brokerPID, r.brokerVersion = m, m.URL, m.PID(), m.Version
+	r.conn = mqttclient.Settings{Broker: m.URL, ClientID: r.cfg.Broker.ClientID}
 	return nil
 }
 
@@ -216,7 +224,7 @@ func (r *run) startDecoder(ctx context.Context) error {
 	// The status client sees the decoder's retained "online".
 	online := make(chan struct{})
 	var once sync.Once
-	st, err := connect(ctx, r.url, "candec-bench-status", func(_, p []byte, _ int64) {
+	st, err := connect(ctx, r.conn, r.id("status"), func(_, p []byte, _ int64) {
 		if string(p) == "online" {
 			once.Do(func() { close(online) })
 		}
@@ -228,20 +236,20 @@ func (r *run) startDecoder(ctx context.Context) error {
 	if err := st.subscribe(ctx, StatusTopic); err != nil {
 		return err
 	}
-	args := []string{"run",
-		"--broker", r.url,
-		"--client-id", "candec-bench-decoder",
+	args := append([]string{"run"}, r.conn.Args()...)
+	args = append(args,
+		"--client-id", r.id("decoder"),
 		"--dbc", r.sc.DBC.File,
 		"--metrics-addr", r.metricsAddr,
 		"--log-level", "warn",
-	}
+	)
 	if r.sc.Policy.File != "" {
 		args = append(args, "--policy", r.sc.Policy.File)
 	}
 	if r.sc.Stream == scenario.StreamWindow {
 		args = append(args, "--window-topic", WindowTopic)
 	}
-	p, err := stack.StartProcess("decoder", stack.Options{Dir: r.dir, Env: cleanEnv()}, r.cfg.Exe, args...)
+	p, err := stack.StartProcess("decoder", stack.Options{Dir: r.dir, Env: cleanEnv(r.conn)}, r.cfg.Exe, args...)
 	if err != nil {
 		return err
 	}
@@ -261,7 +269,7 @@ func (r *run) startDecoder(ctx context.Context) error {
 func (r *run) startSubscribers(ctx context.Context, heartbeat map[string]bool) error {
 	for i := range r.sc.RawSubscribers {
 		m := newRawMeter()
-		c, err := connect(ctx, r.url, fmt.Sprintf("candec-bench-raw-%d", i+1), func(_, p []byte, now int64) { m.observe(p, now) })
+		c, err := connect(ctx, r.conn, r.id(fmt.Sprintf("raw-%d", i+1)), func(_, p []byte, now int64) { m.observe(p, now) })
 		if err != nil {
 			return err
 		}
@@ -278,7 +286,7 @@ func (r *run) startSubscribers(ctx context.Context, heartbeat map[string]bool) e
 	}
 	for i := range r.sc.EnvelopeSubscribers {
 		m := newEnvMeter(onWindow, heartbeat)
-		c, err := connect(ctx, r.url, fmt.Sprintf("candec-bench-env-%d", i+1), m.observe)
+		c, err := connect(ctx, r.conn, r.id(fmt.Sprintf("env-%d", i+1)), m.observe)
 		if err != nil {
 			return err
 		}
@@ -292,13 +300,13 @@ func (r *run) startSubscribers(ctx context.Context, heartbeat map[string]bool) e
 }
 
 func (r *run) startReplay() error {
-	args := []string{"replay",
-		"--broker", r.url,
+	args := append([]string{"replay"}, r.conn.Args()...)
+	args = append(args,
 		"--topic", RawTopic,
-		"--client-id", "candec-bench-replay",
+		"--client-id", r.id("replay"),
 		"--loop",
 		"--json",
-	}
+	)
 	switch {
 	case r.sc.Load.Flood:
 		args = append(args, "--flood")
@@ -314,7 +322,7 @@ func (r *run) startReplay() error {
 		return fmt.Errorf("bench: %w", err)
 	}
 	defer out.Close() // the child has its own descriptor
-	p, err := stack.StartProcess("replay", stack.Options{Dir: r.dir, Stdout: out, Env: cleanEnv()}, r.cfg.Exe, args...)
+	p, err := stack.StartProcess("replay", stack.Options{Dir: r.dir, Stdout: out, Env: cleanEnv(r.conn)}, r.cfg.Exe, args...)
 	if err != nil {
 		return err
 	}
@@ -524,7 +532,7 @@ func (r *run) retained(ctx context.Context) (map[string]finalSeq, error) {
 		out  = map[string]finalSeq{}
 		last = time.Now()
 	)
-	c, err := connect(ctx, r.url, "candec-bench-check", func(topic, p []byte, _ int64) {
+	c, err := connect(ctx, r.conn, r.id("check"), func(topic, p []byte, _ int64) {
 		var e envelope.Envelope
 		if envelope.Parse(p, &e) != nil {
 			return

@@ -1,7 +1,40 @@
 // Package mqttclient is candec's one seam to MQTT: it turns a broker URL,
 // credentials and TLS files into an auto-reconnecting MQTT v5 connection
 // (github.com/eclipse/paho.golang/autopaho), and gives the small
-// publisher that replay needs.
+// publisher that replay needs. Any Go program on the car that talks to
+// the broker gets the same connection from it: TCP_NODELAY, TCP_QUICKACK,
+// backoff.
+//
+// # Settings, flags and variables
+//
+// Settings are what a person gives to reach a broker: URL, client id,
+// user name and password, CA, certificate and key files, keep-alive.
+// Config embeds them and adds what the program decides (timeouts, the
+// will, the callbacks). Every candec command takes them the same way:
+//
+//	key        flag          variable          default
+//	broker     --broker      CANDEC_BROKER     mqtt://127.0.0.1:1883
+//	client_id  --client-id   (run's only)      the command's
+//	username   --username    CANDEC_USERNAME   none
+//	password   (none)        CANDEC_PASSWORD   none
+//	ca_file    --ca-file     CANDEC_CA_FILE    the system's roots
+//	cert_file  --cert-file   CANDEC_CERT_FILE  none
+//	key_file   --key-file    CANDEC_KEY_FILE   none
+//	keepalive  --keepalive   CANDEC_KEEPALIVE  30s
+//
+// AddFlags defines the flags and Flags.Settings reads them over the
+// variables; Keys describes each setting for `candec run`'s config file,
+// which adds --password. The password has no flag of its own since a
+// command line is visible to every user of the machine; and
+// CANDEC_CLIENT_ID, exported for the decoder, would give a watch the
+// decoder's id, and the broker would hand it the decoder's session.
+// Settings.Args gives a child command the flags of the settings but the
+// password, which the child reads from CANDEC_PASSWORD. Settings.Dial and Settings.TLSConfig
+// serve a client that speaks MQTT itself (the bench's subscribers).
+//
+// Attempts.Await waits for a first connection. A broker that refuses the
+// client (a wrong password: CONNACK 0x86, or 0x87 from mosquitto;
+// Refusal) ends the wait at once: retrying would only be refused again.
 //
 // # URLs
 //
@@ -19,7 +52,9 @@
 // report traced a 40 ms latency tail to it. Go's net package already sets
 // TCP_NODELAY on every TCP connection it makes; Dial sets it again
 // explicitly, so the guarantee does not rest on a default, and a test
-// reads the socket option back. The broker must do the same
+// reads the socket option back. It is not a setting: turning it off
+// buys nothing for small messages that are each wanted at once, and
+// brings the 40 ms tail back. The broker must do the same
 // (mosquitto's set_tcp_nodelay true). Where it does not, it holds each
 // small packet (a PUBACK) until the client has acknowledged the data it
 // sent before, and Linux delays that ACK by up to 40 ms when it expects

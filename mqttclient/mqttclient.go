@@ -35,7 +35,55 @@ var (
 	ErrURL = errors.New("mqttclient: bad broker URL")
 	// ErrTLS: the TLS files cannot be used.
 	ErrTLS = errors.New("mqttclient: bad TLS setup")
+	// ErrRefused: the broker refused the client for a reason another
+	// attempt will not change (see Refusal).
+	ErrRefused = errors.New("mqttclient: the broker refused the connection")
 )
+
+// refusals are the CONNACK reason codes (MQTT v5, 3.2.2.2) that refuse
+// the client itself: its id, its credentials, its rights.
+var refusals = map[byte]string{
+	0x85: "client id not valid",
+	0x86: "bad user name or password",
+	0x87: "not authorized (mosquitto's answer to a wrong user name or password too)",
+	0x8A: "banned",
+	0x8C: "bad authentication method",
+}
+
+// Refusal returns an error wrapping ErrRefused that names the reason
+// when err, a failed attempt (Config.OnConnectError), is the broker
+// refusing the client's id, credentials or rights; otherwise nil.
+// Retrying such an attempt only repeats it, so a command that waits for
+// its first connection stops at once.
+func Refusal(err error) error {
+	var ce *autopaho.ConnackError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	why, ok := refusals[ce.ReasonCode]
+	if !ok {
+		return nil
+	}
+	if ce.Reason != "" {
+		why += ": " + ce.Reason
+	}
+	return &refusedError{why: fmt.Sprintf("%s (reason code 0x%02X)", why, ce.ReasonCode)}
+}
+
+// refusedError is ErrRefused with the reason; url: why names the broker
+// and says it refused.
+type refusedError struct {
+	why string
+	url bool
+}
+
+func (e *refusedError) Error() string {
+	if e.url {
+		return e.why
+	}
+	return ErrRefused.Error() + ": " + e.why
+}
+func (e *refusedError) Unwrap() error { return ErrRefused }
 
 // Message is a will message. (It has no content type: paho.golang
 // v0.23 leaves a will's properties other than the delay and expiry out
@@ -47,23 +95,10 @@ type Message struct {
 	Retain  bool
 }
 
-// Config describes one connection to a broker.
+// Config describes one connection to a broker: the Settings a person
+// gives, and what the program decides.
 type Config struct {
-	// URL is the broker: mqtt://host:port or mqtts://host:port.
-	URL string
-	// ClientID identifies the client to the broker; it must be unique
-	// among the broker's clients.
-	ClientID string
-	// Username and Password authenticate the client; empty for none.
-	Username, Password string
-	// CAFile is a PEM bundle of the CAs that sign the broker's
-	// certificate (mqtts only; empty means the system's roots).
-	CAFile string
-	// CertFile and KeyFile are a PEM client certificate and key (mqtts
-	// only; both or neither).
-	CertFile, KeyFile string
-	// KeepAlive is the MQTT keep-alive; default DefaultKeepAlive.
-	KeepAlive time.Duration
+	Settings
 	// ConnectTimeout bounds one attempt; default DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 	// ReconnectMax is the longest wait between attempts; default
@@ -98,32 +133,28 @@ type Config struct {
 // AutopahoConfig builds the autopaho configuration: server URL, TLS,
 // credentials, the no-delay dialer, backoff, will and callbacks.
 func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
-	u, err := ParseURL(c.URL)
+	u, err := ParseURL(c.Broker)
 	if err != nil {
 		return autopaho.ClientConfig{}, err
 	}
-	var tlsCfg *tls.Config
-	if isTLS(u) {
-		if tlsCfg, err = TLSConfig(c.CAFile, c.CertFile, c.KeyFile); err != nil {
-			return autopaho.ClientConfig{}, err
+	if c.KeepAlive != 0 {
+		if err := checkKeepAlive(c.KeepAlive); err != nil {
+			return autopaho.ClientConfig{}, &SettingError{Key: "keepalive", Msg: err.Error(), Err: ErrSettings}
 		}
-		tlsCfg.ServerName = u.Hostname()
-	} else if c.CAFile != "" || c.CertFile != "" || c.KeyFile != "" {
-		return autopaho.ClientConfig{}, fmt.Errorf("%w: CA, certificate and key files need an mqtts:// URL, got %s", ErrTLS, u.Scheme)
+	}
+	tlsCfg, err := c.tlsConfig(u)
+	if err != nil {
+		return autopaho.ClientConfig{}, err
 	}
 	keepAlive := orDefault(c.KeepAlive, DefaultKeepAlive)
 	connectTimeout := orDefault(c.ConnectTimeout, DefaultConnectTimeout)
 	reconnectMax := orDefault(c.ReconnectMax, DefaultReconnectMax)
 	sched := newSchedule(min(minReconnect, reconnectMax), reconnectMax)
-	user, pass := c.Username, c.Password
-	if u.User != nil && user == "" {
-		user = u.User.Username()
-		pass, _ = u.User.Password()
-	}
+	user, pass := c.User()
 	cfg := autopaho.ClientConfig{
 		ServerUrls:                    []*url.URL{u},
 		TlsCfg:                        tlsCfg,
-		KeepAlive:                     uint16(min(keepAlive/time.Second, 65535)),
+		KeepAlive:                     uint16(min(keepAlive/time.Second, MaxKeepAlive/time.Second)),
 		CleanStartOnInitialConnection: true,
 		ReconnectBackoff:              sched.wait,
 		ConnectTimeout:                connectTimeout,
@@ -193,9 +224,7 @@ func ParseURL(raw string) (*url.URL, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w %q: %v", ErrURL, raw, err)
 	}
-	switch strings.ToLower(u.Scheme) {
-	case "mqtt", "tcp", "mqtts", "ssl", "tls":
-	default:
+	if s := strings.ToLower(u.Scheme); s != "mqtt" && s != "tcp" && !isTLS(u) {
 		return nil, fmt.Errorf("%w %q: scheme must be mqtt:// or mqtts://", ErrURL, raw)
 	}
 	if u.Hostname() == "" {
@@ -214,6 +243,7 @@ func ParseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// isTLS is the one place that knows which schemes mean TLS.
 func isTLS(u *url.URL) bool {
 	switch strings.ToLower(u.Scheme) {
 	case "mqtts", "ssl", "tls":

@@ -58,10 +58,10 @@ func TestTLSErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"missing CA", Config{URL: "mqtts://b", CAFile: filepath.Join(dir, "none.pem")}, "CA file: open"},
-		{"CA not PEM", Config{URL: "mqtts://b", CAFile: notPEM}, "no PEM certificate in it"},
-		{"cert without key", Config{URL: "mqtts://b", CertFile: notPEM}, "needs both the certificate and the key file"},
-		{"TLS files on mqtt://", Config{URL: "mqtt://b", CAFile: notPEM}, "need an mqtts:// URL"},
+		{"missing CA", Config{Settings: Settings{Broker: "mqtts://b", CAFile: filepath.Join(dir, "none.pem")}}, "CA file: open"},
+		{"CA not PEM", Config{Settings: Settings{Broker: "mqtts://b", CAFile: notPEM}}, "no PEM certificate in it"},
+		{"cert without key", Config{Settings: Settings{Broker: "mqtts://b", CertFile: notPEM}}, "needs both the certificate and the key file"},
+		{"TLS files on mqtt://", Config{Settings: Settings{Broker: "mqtt://b", CAFile: notPEM}}, "need an mqtts:// URL"},
 	} {
 		_, err := tc.cfg.AutopahoConfig()
 		if err == nil || !errors.Is(err, ErrTLS) || !strings.Contains(err.Error(), tc.want) {
@@ -81,8 +81,7 @@ func TestConnectPublishWill(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cm, err := Connect(ctx, Config{
-		URL:      b.URL,
-		ClientID: "mqttclient-test",
+		Settings: Settings{Broker: b.URL, ClientID: "mqttclient-test"},
 		Will:     &Message{Topic: "t/status", Payload: []byte("gone"), QoS: 1, Retain: true},
 		OnUp: func(*autopaho.ConnectionManager, *paho.Connack) {
 			select {

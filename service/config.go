@@ -22,7 +22,7 @@ import (
 
 // Defaults of Config; DefaultConfig returns them.
 const (
-	DefaultBroker          = "mqtt://127.0.0.1:1883"
+	DefaultBroker          = mqttclient.DefaultBroker
 	DefaultClientID        = "candec"
 	DefaultRawTopic        = "yukart/can/raw"
 	DefaultStatusTopic     = "yukart/decoder/status"
@@ -33,6 +33,7 @@ const (
 	DefaultLogFormat       = "text"
 	DefaultLogLevel        = "info"
 	DefaultClockLag        = 100 * time.Millisecond
+	DefaultKeepAlive       = mqttclient.DefaultKeepAlive
 	DefaultReconnectMax    = mqttclient.DefaultReconnectMax
 	DefaultShutdownTimeout = 5 * time.Second
 	// MinReconnectMax is the least reconnect_max: the MQTT client's first
@@ -42,7 +43,7 @@ const (
 
 // EnvPrefix starts the name of every environment variable that sets a
 // config key: CANDEC_BROKER sets broker, CANDEC_DBC sets dbc.
-const EnvPrefix = "CANDEC_"
+const EnvPrefix = mqttclient.EnvPrefix
 
 // EnvConfig names the config file of `candec run`, like --config.
 const EnvConfig = "CANDEC_CONFIG"
@@ -63,14 +64,10 @@ var OtherEnv = []string{
 // YAML config file, the flag --key (with '-' for '_') and the environment
 // variable CANDEC_KEY; see the package documentation for the table.
 type Config struct {
-	// Broker is the broker URL (mqtt:// or mqtts://).
-	Broker string
-	// ClientID is the service's MQTT client id.
-	ClientID string
-	// Username and Password authenticate to the broker.
-	Username, Password string
-	// CAFile, CertFile and KeyFile configure TLS (mqtts:// only).
-	CAFile, CertFile, KeyFile string
+	// Settings are the connection's keys: broker, client_id, username,
+	// password, ca_file, cert_file, key_file and keepalive, as
+	// mqttclient describes them for every command.
+	mqttclient.Settings
 	// QoS of the raw subscription and the envelopes: 0 or 1.
 	QoS int
 	// RawTopic is the raw batch topic (a filter; wildcards allowed).
@@ -112,8 +109,7 @@ type Config struct {
 // DBC file.
 func DefaultConfig() Config {
 	return Config{
-		Broker:          DefaultBroker,
-		ClientID:        DefaultClientID,
+		Settings:        mqttclient.Settings{Broker: DefaultBroker, ClientID: DefaultClientID, KeepAlive: DefaultKeepAlive},
 		RawTopic:        DefaultRawTopic,
 		StatusTopic:     DefaultStatusTopic,
 		TopicTemplate:   DefaultTopicTemplate,
@@ -167,6 +163,9 @@ type key struct {
 	// to the file's directory.
 	path bool
 	set  func(c *Config, v string) error
+	// get returns the value as text, for the connection's keys; the
+	// others are in Config.text.
+	get func(c *Config) string
 }
 
 func str(f func(c *Config) *string) func(*Config, string) error {
@@ -184,15 +183,9 @@ func dur(f func(c *Config) *time.Duration) func(*Config, string) error {
 	}
 }
 
-// keys lists every config key, in the order the documentation gives.
-var keys = []key{
-	{name: "broker", help: "broker `URL`: mqtt://host:port or mqtts://host:port", set: str(func(c *Config) *string { return &c.Broker })},
-	{name: "client_id", help: "MQTT client `id`, unique among the broker's clients", set: str(func(c *Config) *string { return &c.ClientID })},
-	{name: "username", help: "broker user `name`", set: str(func(c *Config) *string { return &c.Username })},
-	{name: "password", help: "broker `password` (prefer CANDEC_PASSWORD to a flag)", set: str(func(c *Config) *string { return &c.Password })},
-	{name: "ca_file", path: true, help: "PEM CA bundle `file` for mqtts", set: str(func(c *Config) *string { return &c.CAFile })},
-	{name: "cert_file", path: true, help: "PEM client certificate `file` for mqtts", set: str(func(c *Config) *string { return &c.CertFile })},
-	{name: "key_file", path: true, help: "PEM client key `file` for mqtts", set: str(func(c *Config) *string { return &c.KeyFile })},
+// keys lists every config key, in the order the documentation gives:
+// the connection's, as mqttclient describes them, then the service's.
+var keys = append(connectionKeys(), []key{
 	{name: "qos", help: "`QoS` of the raw subscription and the envelopes, 0 or 1", set: func(c *Config, v string) error {
 		q, err := strconv.Atoi(v)
 		if err != nil {
@@ -223,6 +216,21 @@ var keys = []key{
 	{name: "clock_lag", help: "how far policy time trails the frames when they stop, a `duration` >= 0", set: dur(func(c *Config) *time.Duration { return &c.ClockLag })},
 	{name: "reconnect_max", help: "longest wait between connection attempts, a `duration` >= 100ms", set: dur(func(c *Config) *time.Duration { return &c.ReconnectMax })},
 	{name: "shutdown_timeout", help: "bound on the final flush and offline publish, a `duration` > 0", set: dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+}...)
+
+// connectionKeys makes config keys of mqttclient's settings: one
+// description of broker, client_id, … keepalive for `run` and every
+// other command.
+func connectionKeys() []key {
+	var out []key
+	for _, k := range mqttclient.Keys() {
+		out = append(out, key{
+			name: k.Name, help: k.Help, path: k.Path,
+			set: func(c *Config, v string) error { return k.Set(&c.Settings, v) },
+			get: func(c *Config) string { return k.Get(&c.Settings) },
+		})
+	}
+	return out
 }
 
 func findKey(name string) *key {
@@ -235,11 +243,11 @@ func findKey(name string) *key {
 }
 
 // FlagName returns the flag of a key: "client_id" is --client-id.
-func FlagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
+func FlagName(key string) string { return mqttclient.FlagName(key) }
 
 // EnvName returns the environment variable of a key: "client_id" is
 // CANDEC_CLIENT_ID.
-func EnvName(key string) string { return EnvPrefix + strings.ToUpper(key) }
+func EnvName(key string) string { return mqttclient.EnvName(key) }
 
 // Override is one value that replaces a key's value from the file.
 type Override struct {
@@ -308,21 +316,10 @@ func (f *flagValue) Set(v string) error { return f.set(v) }
 
 // text returns the value of key as the text that would set it.
 func (c *Config) text(key string) string {
+	if k := findKey(key); k != nil && k.get != nil {
+		return k.get(c) // the password is never shown
+	}
 	switch key {
-	case "broker":
-		return c.Broker
-	case "client_id":
-		return c.ClientID
-	case "username":
-		return c.Username
-	case "password":
-		return "" // never shown
-	case "ca_file":
-		return c.CAFile
-	case "cert_file":
-		return c.CertFile
-	case "key_file":
-		return c.KeyFile
 	case "qos":
 		return strconv.Itoa(c.QoS)
 	case "raw_topic":
@@ -568,26 +565,12 @@ func (c *Config) Where(key string) string { return c.origin[key] }
 
 // Validate reports the first bad value, naming where it was set.
 func (c *Config) Validate() error {
-	u, err := mqttclient.ParseURL(c.Broker)
-	if err != nil {
-		return c.errorf("broker", "%s", strings.TrimPrefix(err.Error(), "mqttclient: "))
-	}
-	tls := u.Scheme != "mqtt" && u.Scheme != "tcp"
-	if c.ClientID == "" {
-		return c.errorf("client_id", "must not be empty")
-	}
-	for _, k := range []struct {
-		key, file string
-	}{{"ca_file", c.CAFile}, {"cert_file", c.CertFile}, {"key_file", c.KeyFile}} {
-		if k.file != "" && !tls {
-			return c.errorf(k.key, "needs an mqtts:// broker URL, got %s", c.Broker)
+	if err := c.Settings.Validate(); err != nil {
+		var se *mqttclient.SettingError
+		if errors.As(err, &se) {
+			return c.errorf(se.Key, "%s", se.Msg)
 		}
-	}
-	if (c.CertFile == "") != (c.KeyFile == "") {
-		if c.CertFile == "" {
-			return c.errorf("key_file", "needs cert_file too")
-		}
-		return c.errorf("cert_file", "needs key_file too")
+		return &ConfigError{Key: "broker", Msg: err.Error()}
 	}
 	if c.QoS != 0 && c.QoS != 1 {
 		return c.errorf("qos", "must be 0 or 1, got %d", c.QoS)

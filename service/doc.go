@@ -143,6 +143,10 @@
 // unknown CANDEC_ variable are both errors, with the nearest known name
 // when there is one; the CANDEC_ variables that are not keys are listed
 // in OtherEnv (CANDEC_CONFIG, and those of the tests, CI and the bench).
+// The connection's keys, broker to keepalive, are mqttclient's
+// (mqttclient.Keys): every other command that reaches a broker has the
+// same flags and variables, but --password (the others read
+// CANDEC_PASSWORD only) and CANDEC_CLIENT_ID (the decoder's id alone).
 //
 //	key               default                   meaning
 //	broker            mqtt://127.0.0.1:1883     broker URL, mqtt:// or mqtts://
@@ -152,6 +156,7 @@
 //	ca_file           (system roots)            PEM CA bundle (mqtts)
 //	cert_file         (none)                    PEM client certificate (mqtts)
 //	key_file          (none)                    PEM client key (mqtts)
+//	keepalive         30s                       MQTT keep-alive, whole seconds, 1s to 18h12m15s
 //	qos               0                         QoS of the subscription and envelopes, 0 or 1
 //	raw_topic         yukart/can/raw            raw batch topic (a filter)
 //	status_topic      yukart/decoder/status     online/offline, retained

@@ -170,7 +170,7 @@ func (r *running) sendPaced(t *testing.T, pub *brokertest.Client, seq uint64, fr
 func rawPublisher(t *testing.T, url, clientID string) *mqttclient.Publisher {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cm, err := mqttclient.Connect(ctx, mqttclient.Config{URL: url, ClientID: clientID})
+	cm, err := mqttclient.Connect(ctx, mqttclient.Config{Settings: mqttclient.Settings{Broker: url, ClientID: clientID}})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

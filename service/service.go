@@ -173,13 +173,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		return nil, err
 	}
 	s.mqttCfg = mqttclient.Config{
-		URL:            cfg.Broker,
-		ClientID:       cfg.ClientID,
-		Username:       cfg.Username,
-		Password:       cfg.Password,
-		CAFile:         cfg.CAFile,
-		CertFile:       cfg.CertFile,
-		KeyFile:        cfg.KeyFile,
+		Settings:       cfg.Settings,
 		ReconnectMax:   cfg.ReconnectMax,
 		Will:           &mqttclient.Message{Topic: cfg.StatusTopic, Payload: []byte(StatusOffline), QoS: 1, Retain: true},
 		OnUp:           s.onUp,

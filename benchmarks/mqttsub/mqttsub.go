@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -39,9 +38,9 @@ const (
 
 // Limits.
 const (
-	// KeepAlive is the keep-alive the client asks for; it pings at half
-	// of it.
-	KeepAlive = 30 * time.Second
+	// KeepAlive is the keep-alive the client asks for when its settings
+	// give none; it pings at half of it.
+	KeepAlive = mqttclient.DefaultKeepAlive
 	// MaxPacket is the largest packet the client accepts.
 	MaxPacket = 64 << 20
 )
@@ -52,8 +51,9 @@ type Handler func(topic, payload []byte, now int64)
 
 // Client is one subscriber connection.
 type Client struct {
-	conn    net.Conn
-	handler Handler
+	conn      net.Conn
+	handler   Handler
+	keepAlive time.Duration
 
 	wmu     sync.Mutex // writes
 	nextID  uint16
@@ -70,22 +70,23 @@ type Client struct {
 	closeErr  error
 }
 
-// Dial connects to url (mqtt://host:port) as clientID with a clean
-// session and starts reading; messages go to h.
-func Dial(ctx context.Context, url, clientID string, h Handler) (*Client, error) {
-	u, err := mqttclient.ParseURL(url)
-	if err != nil {
+// Dial connects to the broker of s (its URL, TLS files, user name and
+// password, keep-alive: as every candec client, through mqttclient) as
+// s.ClientID with a clean session and starts reading; messages go to h.
+func Dial(ctx context.Context, s mqttclient.Settings, h Handler) (*Client, error) {
+	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if s := strings.ToLower(u.Scheme); s != "mqtt" && s != "tcp" {
-		return nil, fmt.Errorf("mqttsub: %s: only mqtt:// is supported", url)
-	}
-	conn, err := mqttclient.Dial(ctx, u, nil)
+	conn, err := s.Dial(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("mqttsub: %w", err)
 	}
-	c := &Client{conn: conn, handler: h, acks: make(chan []byte, 1), done: make(chan struct{})}
-	if err := c.handshake(ctx, clientID); err != nil {
+	c := &Client{conn: conn, handler: h, keepAlive: s.KeepAlive, acks: make(chan []byte, 1), done: make(chan struct{})}
+	if c.keepAlive == 0 {
+		c.keepAlive = KeepAlive
+	}
+	user, pass := s.User()
+	if err := c.handshake(ctx, s.ClientID, user, pass); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -95,12 +96,25 @@ func Dial(ctx context.Context, url, clientID string, h Handler) (*Client, error)
 }
 
 // handshake sends CONNECT and reads CONNACK.
-func (c *Client) handshake(ctx context.Context, clientID string) error {
+func (c *Client) handshake(ctx context.Context, clientID, user, pass string) error {
+	flags := byte(0x02) // clean session
+	if user != "" {
+		flags |= 0x80
+		if pass != "" {
+			flags |= 0x40 // 3.1.1 allows a password only with a user name
+		}
+	}
 	var vh []byte
 	vh = appendString(vh, "MQTT")
-	vh = append(vh, 4, 0x02) // level 3.1.1; clean session
-	vh = binary.BigEndian.AppendUint16(vh, uint16(KeepAlive/time.Second))
+	vh = append(vh, 4, flags) // level 3.1.1
+	vh = binary.BigEndian.AppendUint16(vh, uint16(c.keepAlive/time.Second))
 	vh = appendString(vh, clientID)
+	if flags&0x80 != 0 {
+		vh = appendString(vh, user)
+	}
+	if flags&0x40 != 0 {
+		vh = appendString(vh, pass)
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		c.conn.SetDeadline(dl)
 		defer c.conn.SetDeadline(time.Time{})
@@ -116,7 +130,14 @@ func (c *Client) handshake(ctx context.Context, clientID string) error {
 		return fmt.Errorf("%w: expected CONNACK, got % x", ErrProtocol, ack)
 	}
 	if ack[3] != 0 {
-		return fmt.Errorf("%w: connection refused with return code %d", ErrRefused, ack[3])
+		why := ""
+		switch ack[3] {
+		case 4:
+			why = " (bad user name or password)"
+		case 5:
+			why = " (not authorized)"
+		}
+		return fmt.Errorf("%w: connection refused with return code %d%s", ErrRefused, ack[3], why)
 	}
 	return nil
 }
@@ -191,7 +212,7 @@ func (c *Client) write(p []byte) error {
 }
 
 func (c *Client) pinger() {
-	t := time.NewTicker(KeepAlive / 2)
+	t := time.NewTicker(c.keepAlive / 2)
 	defer t.Stop()
 	for {
 		select {

@@ -15,6 +15,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/yukart/candec/benchmarks/stack"
+	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/mqttclient"
 )
 
@@ -167,7 +168,7 @@ func TestAgainstMosquitto(t *testing.T) {
 		mu  sync.Mutex
 		got []string
 	)
-	sub, err := Dial(ctx, m.URL, "sub", func(topic, payload []byte, now int64) {
+	sub, err := Dial(ctx, mqttclient.Settings{Broker: m.URL, ClientID: "sub"}, func(topic, payload []byte, now int64) {
 		mu.Lock()
 		got = append(got, string(topic)+"="+string(payload))
 		mu.Unlock()
@@ -179,7 +180,7 @@ func TestAgainstMosquitto(t *testing.T) {
 		t.Fatal(err)
 	}
 	// An invalid filter: the broker refuses it or drops the connection.
-	bad, err := Dial(ctx, m.URL, "bad", func(_, _ []byte, _ int64) {})
+	bad, err := Dial(ctx, mqttclient.Settings{Broker: m.URL, ClientID: "bad"}, func(_, _ []byte, _ int64) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestAgainstMosquitto(t *testing.T) {
 	}
 	bad.Close()
 
-	cm, err := mqttclient.Connect(ctx, mqttclient.Config{URL: m.URL, ClientID: "pub"})
+	cm, err := mqttclient.Connect(ctx, mqttclient.Config{Settings: mqttclient.Settings{Broker: m.URL, ClientID: "pub"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,7 +243,7 @@ func TestCloseAfterConnectionEnded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	m := startMosquitto(ctx, t)
-	c, err := Dial(ctx, m.URL, "dropped", func(_, _ []byte, _ int64) {})
+	c, err := Dial(ctx, mqttclient.Settings{Broker: m.URL, ClientID: "dropped"}, func(_, _ []byte, _ int64) {})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,5 +262,55 @@ func TestCloseAfterConnectionEnded(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Errorf("Close #%d of an ended connection: got %v, want nil", i+1, err)
 		}
+	}
+}
+
+// TestSecureBroker: the bench's subscriber reaches a broker that wants
+// TLS and a password, with the settings every candec client takes, and
+// says so when the password is wrong.
+func TestSecureBroker(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b := brokertest.StartSecure(t, brokertest.Secure{TLS: true, User: "bench", Password: "s3cret"})
+	conn := mqttclient.Settings{Broker: b.URL, ClientID: "sub", Username: "bench", Password: "s3cret", CAFile: b.CAFile}
+	got := make(chan string, 1)
+	sub, err := Dial(ctx, conn, func(topic, payload []byte, _ int64) {
+		select {
+		case got <- string(topic) + "=" + string(payload):
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := sub.Subscribe(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	pubConn := conn
+	pubConn.ClientID = "pub"
+	cm, err := mqttclient.Connect(ctx, mqttclient.Config{Settings: pubConn})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cm.Disconnect(context.Background()) }()
+	if err := cm.AwaitConnection(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cm.Publish(ctx, &paho.Publish{Topic: "a", Payload: []byte("hi")}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case m := <-got:
+		if m != "a=hi" {
+			t.Errorf("got %s, want a=hi", m)
+		}
+	case <-ctx.Done():
+		t.Fatal("no message over TLS")
+	}
+
+	conn.Password = "wrong"
+	if _, err := Dial(ctx, conn, func(_, _ []byte, _ int64) {}); !errors.Is(err, ErrRefused) {
+		t.Errorf("wrong password: got %v, want ErrRefused", err)
 	}
 }

@@ -35,7 +35,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	duration := fs.Duration("duration", 0, "measured window of every run, > 0 (default: the scenarios file's)")
 	warmup := fs.Duration("warmup", 0, "warm-up of every run, > 0 (default: the scenarios file's)")
 	windowSubs := fs.Bool("window-subscribers", false, "put the envelope subscribers on the window stream in every run")
-	brokerURL := fs.String("broker", "", "use this broker `URL` instead of a private mosquitto (never needed for a baseline)")
+	conn := ownBrokerFlags(fs, benchmarks.DefaultClientID, "use the broker at `URL` instead of a private mosquitto (never needed for a baseline)")
 	brokerPID := fs.Int("broker-pid", 0, "`PID` of the --broker (> 0), to measure its CPU")
 	results := fs.String("results", "", "results `DIR` (default: results/ beside the scenarios file)")
 	noResults := fs.Bool("no-results", false, "print the result lines only; append them to no file")
@@ -50,8 +50,20 @@ func runBench(ctx context.Context, e env, args []string) error {
 		fs.Usage()
 		return &exitError{2, fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))}
 	}
-	if err := checkBenchFlags(fs, *repeat, *duration, *warmup, *brokerPID, *brokerURL); err != nil {
+	broker, err := ownBrokerSettings("bench", conn)
+	if err != nil {
 		return err
+	}
+	if err := checkBenchFlags(fs, *repeat, *duration, *warmup, *brokerPID, broker.Broker); err != nil {
+		return err
+	}
+	// The decoder and the replay run in a directory of their own.
+	for _, f := range []*string{&broker.CAFile, &broker.CertFile, &broker.KeyFile} {
+		if *f != "" {
+			if *f, err = filepath.Abs(*f); err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+		}
 	}
 	h, err := checkHost("bench", hostName(*host))
 	if err != nil {
@@ -78,7 +90,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	}
 	cfg := benchmarks.Config{
 		Exe:           exe,
-		Broker:        *brokerURL,
+		Broker:        broker,
 		BrokerPID:     *brokerPID,
 		Host:          h,
 		WorkDir:       *workDir,

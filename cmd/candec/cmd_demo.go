@@ -50,7 +50,7 @@ func (a *autoDuration) Set(s string) error {
 func runDemo(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "demo", "[flags]")
 	var o demo.Options
-	fs.StringVar(&o.Broker, "broker", "", "use the broker at `URL` instead of the embedded one")
+	conn := ownBrokerFlags(fs, fmt.Sprintf("candec-demo-%d", os.Getpid()), "use the broker at `URL` instead of the embedded one")
 	fs.StringVar(&o.Prefix, "prefix", "", fmt.Sprintf("topic `prefix` for the raw batches, signals and status (default %s with --broker, %s on the embedded broker)", demo.DefaultPrefix, demo.EmbeddedPrefix))
 	fs.BoolVar(&o.Force, "force", false, "run even when a decoder says online on the prefix's status topic (it would decode the demo's frames)")
 	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", demo.DefaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the connection within `D`, at most %v", maxConnectTimeout))
@@ -67,6 +67,10 @@ func runDemo(ctx context.Context, e env, args []string) error {
 		floatIn("demo", "--speed", o.Speed, replay.MinSpeed, replay.MaxSpeed),
 		durationIn("demo", "--connect-timeout", o.ConnectTimeout, time.Millisecond, maxConnectTimeout),
 	); err != nil {
+		return err
+	}
+	var err error
+	if o.Broker, err = ownBrokerSettings("demo", conn); err != nil {
 		return err
 	}
 	o.Out = e.stdout

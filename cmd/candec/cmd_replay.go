@@ -7,10 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync/atomic"
 	"time"
-
-	"github.com/eclipse/paho.golang/autopaho"
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/internal/replay"
@@ -19,9 +16,8 @@ import (
 
 func runReplay(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "replay", "[flags] CAPTURE|-")
-	broker := fs.String("broker", "mqtt://127.0.0.1:1883", "broker `URL`")
+	conn := brokerFlags(fs, fmt.Sprintf("candec-replay-%d", os.Getpid()))
 	topic := fs.String("topic", "yukart/can/raw", "raw batch `topic`")
-	clientID := fs.String("client-id", fmt.Sprintf("candec-replay-%d", os.Getpid()), "MQTT client id")
 	speed := fs.Float64("speed", 1, fmt.Sprintf("play `N` times faster than the capture, %g to %g (5: the report's full bus; ignored with --flood)", float64(replay.MinSpeed), float64(replay.MaxSpeed)))
 	flood := fs.Bool("flood", false, "send as fast as the broker takes it, ignoring the capture's timing")
 	window := fs.Duration("window", replay.DefaultWindow, fmt.Sprintf("batching window `D`, %v to %v", replay.MinWindow, replay.MaxWindow))
@@ -46,6 +42,10 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	}
 	checks = append(checks, durationIn("replay", "--connect-timeout", *connectTimeout, time.Millisecond, maxConnectTimeout))
 	if err := firstError(checks...); err != nil {
+		return err
+	}
+	settings, err := brokerSettings("replay", conn)
+	if err != nil {
 		return err
 	}
 	if *topic == "" || strings.ContainsAny(*topic, "+#\x00") {
@@ -73,15 +73,15 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	// its open batch, then disconnects cleanly.
 	connCtx, cancelConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelConn()
-	var lastErr atomic.Value
+	attempts := mqttclient.NewAttempts()
 	cm, err := mqttclient.Connect(connCtx, mqttclient.Config{
-		URL: *broker, ClientID: *clientID, ConnectTimeout: *connectTimeout,
-		OnConnectError: func(err error) { lastErr.Store(err) },
+		Settings: settings, ConnectTimeout: *connectTimeout,
+		OnConnectError: attempts.Record,
 	})
 	if err != nil {
 		return &exitError{2, fmt.Errorf("replay: %w", err)}
 	}
-	if err := awaitConnection(ctx, cm, *broker, *connectTimeout, &lastErr); err != nil {
+	if err := attempts.Await(ctx, cm, settings.Broker, *connectTimeout); err != nil {
 		disconnect(cm, time.Second)
 		return fmt.Errorf("replay: %w", err)
 	}
@@ -93,7 +93,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	pub := replay.PublisherFunc(func(ctx context.Context, batch []byte) error {
 		err := mp.Publish(ctx, batch)
 		if err != nil && !failing && !*asJSON {
-			fmt.Fprintf(e.stderr, "replay: publishing to %s fails: %v (the replay goes on, counting the lost frames)\n", *broker, err)
+			fmt.Fprintf(e.stderr, "replay: publishing to %s fails: %v (the replay goes on, counting the lost frames)\n", settings.Broker, err)
 		}
 		failing = err != nil
 		return err
@@ -126,45 +126,9 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	}
 	if runErr == nil && st.Failed > 0 {
 		runErr = fmt.Errorf("replay: %d of %d batches failed to publish to %s (%d frames lost); last error: %s",
-			st.Failed, st.Batches, *broker, st.FailedFrames, st.LastError)
+			st.Failed, st.Batches, settings.Broker, st.FailedFrames, st.LastError)
 	}
 	return runErr
-}
-
-// disconnect closes a connection cleanly, waiting at most timeout.
-func disconnect(cm *autopaho.ConnectionManager, timeout time.Duration) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	_ = cm.Disconnect(ctx)
-}
-
-// Bounds shared by the commands that connect to a broker.
-const (
-	defaultConnectTimeout = 10 * time.Second
-	maxConnectTimeout     = 5 * time.Minute
-)
-
-// awaitConnection waits until cm is connected to url, at most timeout.
-// Its error names the URL and says why not: the last connection
-// attempt's error when there was one.
-func awaitConnection(ctx context.Context, cm *autopaho.ConnectionManager, url string, timeout time.Duration, lastErr *atomic.Value) error {
-	actx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	err := cm.AwaitConnection(actx)
-	if err == nil {
-		return nil
-	}
-	if ctx.Err() != nil {
-		return fmt.Errorf("stopped before %s accepted the connection", url)
-	}
-	if last, ok := lastErr.Load().(error); ok {
-		// autopaho's "failed to connect to URL: …" would name the URL twice.
-		if inner := errors.Unwrap(last); inner != nil {
-			last = inner
-		}
-		return fmt.Errorf("no connection to %s within %v: %w", url, timeout, last)
-	}
-	return fmt.Errorf("no connection to %s within %v", url, timeout)
 }
 
 // firstError returns the first non-nil error.

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/yukart/candec/internal/numfmt"
@@ -24,19 +21,11 @@ import (
 const (
 	minWatchInterval = 50 * time.Millisecond
 	maxWatchInterval = time.Hour
-	// subscribeTimeout bounds the wait for a SUBACK.
-	subscribeTimeout = 10 * time.Second
-	// maxSubscribeDrops is how many times in a row the broker may close
-	// the connection before answering the SUBSCRIBE before watch gives
-	// up: a broker drops a client whose filter it refuses, and the
-	// client would otherwise reconnect and subscribe again forever.
-	maxSubscribeDrops = 3
 )
 
 func runWatch(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "watch", "[flags] [FILTER...]  (default: yukart/vehicle/+ and the decoder's status)")
-	broker := fs.String("broker", "mqtt://127.0.0.1:1883", "broker `URL`")
-	clientID := fs.String("client-id", fmt.Sprintf("candec-watch-%d", time.Now().UnixNano()%1e6), "MQTT client id")
+	conn := brokerFlags(fs, fmt.Sprintf("candec-watch-%d", time.Now().UnixNano()%1e6))
 	interval := fs.Duration("interval", time.Second, fmt.Sprintf("refresh the live view every `D`, %v to %v", minWatchInterval, maxWatchInterval))
 	duration := fs.Duration("duration", 0, "stop after `D`; 0: at Ctrl-C")
 	staleAfter := fs.Duration("stale", watch.DefaultStaleAfter, "flag a signal or raw topic OLD when its last live message is older than `D` (positive)")
@@ -52,6 +41,10 @@ func runWatch(ctx context.Context, e env, args []string) error {
 		durationAtLeast("watch", "--stale", *staleAfter, time.Nanosecond),
 		durationIn("watch", "--connect-timeout", *connectTimeout, time.Millisecond, maxConnectTimeout),
 	); err != nil {
+		return err
+	}
+	settings, err := brokerSettings("watch", conn)
+	if err != nil {
 		return err
 	}
 	filters := fs.Args()
@@ -70,15 +63,10 @@ func runWatch(ctx context.Context, e env, args []string) error {
 	}
 
 	mon := watch.New(watch.Config{StaleAfter: *staleAfter})
-	sub := &paho.Subscribe{}
-	for _, f := range filters {
-		sub.Subscriptions = append(sub.Subscriptions, paho.SubscribeOptions{Topic: f})
-	}
-	subs := &subscriber{ctx: ctx, sub: sub, filters: filters, fatal: make(chan error, 1)}
-	var lastErr atomic.Value
+	subs := watch.NewSubscriber(ctx, filters)
+	attempts := mqttclient.NewAttempts()
 	cm, err := mqttclient.Connect(ctx, mqttclient.Config{
-		URL:            *broker,
-		ClientID:       *clientID,
+		Settings:       settings,
 		ConnectTimeout: *connectTimeout,
 		OnPublish: func(p *paho.Publish) {
 			// MQTT v5 sets the retain flag only on messages sent
@@ -89,10 +77,9 @@ func runWatch(ctx context.Context, e env, args []string) error {
 			}
 			mon.Observe(p.Topic, p.Payload, time.Now())
 		},
-		// Subscribe again on every connection: the session is clean.
-		OnUp:           func(cm *autopaho.ConnectionManager, _ *paho.Connack) { subs.up(cm) },
-		OnDown:         subs.down,
-		OnConnectError: func(err error) { lastErr.Store(err) },
+		OnUp:           func(cm *autopaho.ConnectionManager, _ *paho.Connack) { subs.Up(cm.Subscribe) },
+		OnDown:         subs.Down,
+		OnConnectError: attempts.Record,
 	})
 	if err != nil {
 		return &exitError{2, fmt.Errorf("watch: %w", err)}
@@ -102,7 +89,7 @@ func runWatch(ctx context.Context, e env, args []string) error {
 		defer cancel()
 		_ = cm.Disconnect(dctx)
 	}()
-	if err := awaitConnection(ctx, cm, *broker, *connectTimeout, &lastErr); err != nil {
+	if err := attempts.Await(ctx, cm, settings.Broker, *connectTimeout); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
 
@@ -115,7 +102,7 @@ loop:
 		select {
 		case <-ctx.Done():
 			break loop
-		case err := <-subs.fatal:
+		case err := <-subs.Fatal():
 			return err
 		case now := <-tick.C:
 			if !live {
@@ -134,7 +121,7 @@ loop:
 					rows = max(height-3, 1)
 				}
 				fmt.Fprint(e.stderr, "\x1b[H\x1b[2J") // home, clear
-				fmt.Fprintln(e.stderr, watch.Truncate(fmt.Sprintf("candec watch %s %v   %s   (Ctrl-C for the summary)", *broker, filters, now.Format("15:04:05")), width))
+				fmt.Fprintln(e.stderr, watch.Truncate(fmt.Sprintf("candec watch %s %v   %s   (Ctrl-C for the summary)", settings.Broker, filters, now.Format("15:04:05")), width))
 				fmt.Fprintln(e.stderr)
 				_ = watch.WriteTableFit(e.stderr, stats, width, rows)
 			} else {
@@ -155,79 +142,4 @@ loop:
 		fmt.Fprintln(e.stdout)
 	}
 	return watch.WriteSummary(e.stdout, s, mon.Histogram())
-}
-
-// subscriber subscribes on every connection and tells a refusal, which
-// ends the watch, from a connection that dropped for another reason.
-type subscriber struct {
-	ctx     context.Context
-	sub     *paho.Subscribe
-	filters []string
-	fatal   chan error
-
-	mu      sync.Mutex
-	gen     int  // connections so far
-	pending bool // a SUBSCRIBE on this connection awaits its SUBACK
-	drops   int  // connections in a row dropped before the SUBACK
-}
-
-func (s *subscriber) up(cm *autopaho.ConnectionManager) {
-	s.mu.Lock()
-	s.gen++
-	gen := s.gen
-	s.pending = true
-	s.mu.Unlock()
-	go func() {
-		ctx, cancel := context.WithTimeout(s.ctx, subscribeTimeout)
-		defer cancel()
-		sa, err := cm.Subscribe(ctx, s.sub)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if gen != s.gen || !s.pending || s.ctx.Err() != nil {
-			return // a later connection took over, or the watch ends
-		}
-		s.pending = false
-		switch {
-		case sa != nil && err != nil:
-			s.fail(refusal(s.filters, sa))
-		case err != nil:
-			s.fail(fmt.Errorf("watch: subscribe to %v: %w", s.filters, err))
-		default:
-			s.drops = 0
-		}
-	}()
-}
-
-func (s *subscriber) down() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.pending {
-		return
-	}
-	s.pending = false
-	s.drops++
-	if s.drops >= maxSubscribeDrops {
-		s.fail(fmt.Errorf("watch: the broker closed the connection %d times in a row before answering the subscription to %v: it refuses a filter, or this client", s.drops, s.filters))
-	}
-}
-
-func (s *subscriber) fail(err error) {
-	select {
-	case s.fatal <- err:
-	default:
-	}
-}
-
-// refusal names the filters whose SUBACK reason code is a failure.
-func refusal(filters []string, sa *paho.Suback) error {
-	var errs []error
-	for i, code := range sa.Reasons {
-		if code >= 0x80 && i < len(filters) {
-			errs = append(errs, fmt.Errorf("%q: reason code 0x%02X", filters[i], code))
-		}
-	}
-	if len(errs) == 0 {
-		return errors.New("watch: the broker refused the subscription")
-	}
-	return fmt.Errorf("watch: the broker refused the subscription to %w", errors.Join(errs...))
 }

@@ -9,13 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/eclipse/paho.golang/autopaho"
-	"github.com/eclipse/paho.golang/paho"
-
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/internal/watch"
-	"github.com/yukart/candec/mqttclient"
 )
 
 // TestWatchBadInput: flags out of range and invalid filters are a
@@ -69,52 +65,6 @@ func TestWatchInvalidFilterNoLoop(t *testing.T) {
 		if n := strings.Count(string(data), "New client connected"); n != 0 {
 			t.Errorf("mosquitto saw %d connections, want none", n)
 		}
-	}
-}
-
-// TestSubscriberGivesUp: a broker that drops the connection on every
-// SUBSCRIBE (mosquitto does for a malformed filter) ends the watch after
-// a few tries, not thousands of reconnections a second.
-func TestSubscriberGivesUp(t *testing.T) {
-	b := brokertest.Start(t)
-	if b.Embedded {
-		t.Skip("needs mosquitto, which drops a client for a malformed filter")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	// Built by hand: watch itself never sends such a filter.
-	filters := []string{"a/#/b"}
-	s := &subscriber{ctx: ctx, sub: &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: filters[0]}}}, filters: filters, fatal: make(chan error, 1)}
-	cm, err := mqttclient.Connect(ctx, mqttclient.Config{
-		URL: b.URL, ClientID: "subscriber-test",
-		OnUp:   func(cm *autopaho.ConnectionManager, _ *paho.Connack) { s.up(cm) },
-		OnDown: s.down,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-s.fatal:
-		if !strings.Contains(err.Error(), "closed the connection 3 times in a row") {
-			t.Errorf("got %v, want it to say the broker closed the connection 3 times", err)
-		}
-	case <-ctx.Done():
-		t.Fatal("no fatal error: the subscriber goes on reconnecting")
-	}
-	disconnect(cm, time.Second)
-	<-cm.Done()
-	data, _ := os.ReadFile(b.LogFile())
-	// One more connection may have begun before the watch stopped its
-	// client; before, there were thousands a second.
-	if n := strings.Count(string(data), "New client connected"); n < maxSubscribeDrops || n > maxSubscribeDrops+1 {
-		t.Errorf("mosquitto saw %d connections, want %d or %d", n, maxSubscribeDrops, maxSubscribeDrops+1)
-	}
-}
-
-func TestRefusal(t *testing.T) {
-	err := refusal([]string{"a/b", "c/+"}, &paho.Suback{Reasons: []byte{0, 0x87}})
-	if want := `watch: the broker refused the subscription to "c/+": reason code 0x87`; err == nil || err.Error() != want {
-		t.Errorf("got %v, want %s", err, want)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -81,8 +80,11 @@ func TopicsFor(prefix string) Topics {
 
 // Options configure a demo.
 type Options struct {
-	// Broker is a broker URL; empty starts the embedded broker.
-	Broker string
+	// Broker says how to reach a real broker: its URL, credentials, TLS
+	// files, keep-alive. An empty URL (Broker.Broker) starts the embedded
+	// broker. Broker.ClientID, when not empty, starts the demo's client
+	// ids (its decoder's, and -check, -board, -replay after it).
+	Broker mqttclient.Settings
 	// DBC, Capture and Policy are files; relative paths are tried from
 	// the working directory, then from the repository root. An empty
 	// Policy is the built-in default policy.
@@ -130,7 +132,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
-		if o.Broker == "" {
+		if o.Broker.Broker == "" {
 			o.Prefix = EmbeddedPrefix
 		}
 	}
@@ -170,13 +172,16 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	clientID := fmt.Sprintf("candec-demo-%d", os.Getpid())
+	clientID := o.Broker.ClientID
+	if clientID == "" {
+		clientID = fmt.Sprintf("candec-demo-%d", os.Getpid())
+	}
 
-	url, where := o.Broker, "a real broker"
-	if url != "" {
+	conn, where := o.Broker, "a real broker"
+	if conn.Broker != "" {
 		// Reach the broker and look at the status topic before anything
 		// runs, and before Duration starts.
-		if err := check(ctx, url, clientID+"-check", topics, o.ConnectTimeout, o.Force); err != nil {
+		if err := check(ctx, conn, clientID+"-check", topics, o.ConnectTimeout, o.Force); err != nil {
 			return err
 		}
 	}
@@ -185,19 +190,24 @@ func Run(ctx context.Context, o Options) error {
 		ctx, cancel = context.WithTimeout(ctx, o.Duration)
 		defer cancel()
 	}
-	if url == "" {
+	if conn.Broker == "" {
 		// The broker outlives ctx: the service says "offline" after it.
 		b, err := broker.Start(context.WithoutCancel(ctx), "127.0.0.1:0")
 		if err != nil {
 			return err
 		}
 		defer b.Close()
-		url, where = b.URL(), "the embedded broker"
+		conn, where = mqttclient.Settings{Broker: b.URL()}, "the embedded broker"
 	}
+	url := conn.Broker
 
 	cfg := service.DefaultConfig()
-	cfg.Broker = url
+	keepAlive := cfg.KeepAlive
+	cfg.Settings = conn
 	cfg.ClientID = clientID
+	if cfg.KeepAlive == 0 {
+		cfg.KeepAlive = keepAlive
+	}
 	cfg.RawTopic = topics.Raw
 	cfg.StatusTopic = topics.Status
 	cfg.TopicTemplate = topics.Template
@@ -212,7 +222,7 @@ func Run(ctx context.Context, o Options) error {
 	board := NewBoard(topics.SignalPrefix, cfg.StatusTopic, time.Now())
 	// The connections come up before the service and the display start,
 	// so that a broker that went away since the check is an error.
-	watcher, err := connect(ctx, url, cfg.ClientID+"-board", o.ConnectTimeout, func(cm *autopaho.ConnectionManager) {
+	watcher, err := connect(ctx, conn, cfg.ClientID+"-board", o.ConnectTimeout, func(cm *autopaho.ConnectionManager) {
 		go func() {
 			_, _ = cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
 				{Topic: topics.SignalPrefix + "+"}, {Topic: cfg.StatusTopic},
@@ -229,7 +239,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer disconnect(watcher)
-	bridge, err := connect(ctx, url, cfg.ClientID+"-replay", o.ConnectTimeout, nil, nil)
+	bridge, err := connect(ctx, conn, cfg.ClientID+"-replay", o.ConnectTimeout, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -312,10 +322,11 @@ func policyName(p string) string {
 // connect opens an MQTT connection, waiting at most timeout for it; onUp
 // runs on every connection. The connection outlives ctx: it is closed by
 // disconnect.
-func connect(ctx context.Context, url, id string, timeout time.Duration, onUp func(*autopaho.ConnectionManager), onPublish func(*paho.Publish)) (*autopaho.ConnectionManager, error) {
-	var lastErr atomic.Value
-	cfg := mqttclient.Config{URL: url, ClientID: id, OnPublish: onPublish, ConnectTimeout: timeout,
-		OnConnectError: func(err error) { lastErr.Store(err) }}
+func connect(ctx context.Context, conn mqttclient.Settings, id string, timeout time.Duration, onUp func(*autopaho.ConnectionManager), onPublish func(*paho.Publish)) (*autopaho.ConnectionManager, error) {
+	url := conn.Broker
+	conn.ClientID = id
+	attempts := mqttclient.NewAttempts()
+	cfg := mqttclient.Config{Settings: conn, OnPublish: onPublish, ConnectTimeout: timeout, OnConnectError: attempts.Record}
 	if onUp != nil {
 		cfg.OnUp = func(cm *autopaho.ConnectionManager, _ *paho.Connack) { onUp(cm) }
 	}
@@ -323,20 +334,9 @@ func connect(ctx context.Context, url, id string, timeout time.Duration, onUp fu
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	actx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := cm.AwaitConnection(actx); err != nil {
+	if err := attempts.Await(ctx, cm, url, timeout); err != nil {
 		disconnect(cm)
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("demo: stopped before %s accepted the connection", url)
-		}
-		if last, ok := lastErr.Load().(error); ok {
-			if inner := errors.Unwrap(last); inner != nil {
-				last = inner // autopaho's message names the URL again
-			}
-			err = last
-		}
-		return nil, fmt.Errorf("demo: no connection to %s within %v: %w", url, timeout, err)
+		return nil, fmt.Errorf("demo: %w", err)
 	}
 	return cm, nil
 }
@@ -344,7 +344,8 @@ func connect(ctx context.Context, url, id string, timeout time.Duration, onUp fu
 // check connects to the broker and reads the retained status on
 // topics.Status. A decoder that says "online" there is an error unless
 // force: the demo would feed it frames and take over its topics.
-func check(ctx context.Context, url, id string, topics Topics, timeout time.Duration, force bool) error {
+func check(ctx context.Context, conn mqttclient.Settings, id string, topics Topics, timeout time.Duration, force bool) error {
+	url := conn.Broker
 	var (
 		mu     sync.Mutex
 		status string
@@ -352,7 +353,7 @@ func check(ctx context.Context, url, id string, topics Topics, timeout time.Dura
 	statusTopic, probe := topics.Status, topics.Probe+id
 	probed := make(chan struct{})
 	var once sync.Once
-	cm, err := connect(ctx, url, id, timeout, nil, func(p *paho.Publish) {
+	cm, err := connect(ctx, conn, id, timeout, nil, func(p *paho.Publish) {
 		switch p.Topic {
 		case statusTopic:
 			mu.Lock()

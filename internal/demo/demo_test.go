@@ -17,6 +17,7 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/mqttclient"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -104,7 +105,7 @@ func TestBoard(t *testing.T) {
 func TestDemoRealBroker(t *testing.T) {
 	b := brokertest.Start(t)
 	var out bytes.Buffer
-	if err := Run(context.Background(), Options{Out: &out, Duration: 2 * time.Second, Broker: b.URL}); err != nil {
+	if err := Run(context.Background(), Options{Out: &out, Duration: 2 * time.Second, Broker: mqttclient.Settings{Broker: b.URL}}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "to "+b.URL+" (a real broker)") || !strings.Contains(out.String(), "decoder offline") {
@@ -125,7 +126,7 @@ func TestDemoOwnPrefix(t *testing.T) {
 	prod.WaitFor("the real decoder's retained status", func(m []brokertest.Message) bool { return len(m) == 1 })
 
 	var out bytes.Buffer
-	if err := Run(context.Background(), Options{Out: &out, Duration: 2 * time.Second, Broker: b.URL}); err != nil {
+	if err := Run(context.Background(), Options{Out: &out, Duration: 2 * time.Second, Broker: mqttclient.Settings{Broker: b.URL}}); err != nil {
 		t.Fatalf("demo: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "on candec-demo/can/raw") || !strings.Contains(out.String(), "decoder offline") {
@@ -168,7 +169,7 @@ func TestDemoRefusesOnlineDecoder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
-		tt.o.Broker, tt.o.Out, tt.o.Duration = b.URL, &out, 2*time.Second
+		tt.o.Broker, tt.o.Out, tt.o.Duration = mqttclient.Settings{Broker: b.URL}, &out, 2*time.Second
 		start := time.Now()
 		err := Run(context.Background(), tt.o)
 		if !errors.Is(err, ErrDecoderOnline) || !strings.Contains(err.Error(), "--force") {
@@ -183,7 +184,7 @@ func TestDemoRefusesOnlineDecoder(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := Run(context.Background(), Options{Broker: b.URL, Out: &out, Duration: time.Second, Force: true}); err != nil {
+	if err := Run(context.Background(), Options{Broker: mqttclient.Settings{Broker: b.URL}, Out: &out, Duration: time.Second, Force: true}); err != nil {
 		t.Fatalf("forced: %v", err)
 	}
 	if watch.Len() == 0 {
@@ -201,7 +202,7 @@ func TestDemoUnreachable(t *testing.T) {
 	url := "mqtt://127.0.0.1:" + strconv.Itoa(port)
 	var out bytes.Buffer
 	start := time.Now()
-	err = Run(context.Background(), Options{Broker: url, Out: &out, Duration: 5 * time.Second, ConnectTimeout: 500 * time.Millisecond})
+	err = Run(context.Background(), Options{Broker: mqttclient.Settings{Broker: url}, Out: &out, Duration: 5 * time.Second, ConnectTimeout: 500 * time.Millisecond})
 	if err == nil || !strings.Contains(err.Error(), url) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("got %v, want an error naming %s and the refused connection", err, url)
 	}

@@ -94,6 +94,13 @@ type Options struct {
 	// Output receives mosquitto's standard output and error; nil
 	// discards them.
 	Output io.Writer
+	// PasswordFile, when set, refuses anonymous clients: only the users
+	// of this file (made by mosquitto_passwd) may connect.
+	PasswordFile string
+	// CertFile and KeyFile, when set, make the listener TLS (the URL is
+	// then mqtts://) with this PEM certificate and key; CAFile is the
+	// CA that signed it.
+	CAFile, CertFile, KeyFile string
 }
 
 // Process is a running mosquitto: PID, Exited, Err and Wait come from
@@ -143,7 +150,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 func start(ctx context.Context, o Options, port int) (*Process, error) {
 	conf := filepath.Join(o.Dir, ConfigFile)
 	log := filepath.Join(o.Dir, LogFile)
-	if err := os.WriteFile(conf, []byte(config(port, log, os.Geteuid() == 0, o.Verbose)), 0o600); err != nil {
+	if err := os.WriteFile(conf, []byte(config(port, log, os.Geteuid() == 0, o)), 0o600); err != nil {
 		return nil, fmt.Errorf("mosquitto: %w", err)
 	}
 	cmd := exec.Command(o.Binary, "-c", conf)
@@ -155,7 +162,11 @@ func start(ctx context.Context, o Options, port int) (*Process, error) {
 		return nil, fmt.Errorf("mosquitto: start %s: %w", o.Binary, err)
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	p := &Process{Process: c, Addr: addr, URL: "mqtt://" + addr, Log: log}
+	scheme := "mqtt://"
+	if o.CertFile != "" {
+		scheme = "mqtts://"
+	}
+	p := &Process{Process: c, Addr: addr, URL: scheme + addr, Log: log}
 	if err := WaitListening(ctx, addr, p.Exited()); err != nil {
 		_ = p.Stop(time.Second)
 		if ctx.Err() != nil {
@@ -167,16 +178,27 @@ func start(ctx context.Context, o Options, port int) (*Process, error) {
 }
 
 // config returns the configuration of a broker on port that logs to
-// logFile: localhost only, anonymous, TCP_NODELAY, no persistence.
-func config(port int, logFile string, root, verbose bool) string {
+// logFile: localhost only, anonymous unless o has a password file,
+// TCP_NODELAY, no persistence, TLS when o has a certificate.
+func config(port int, logFile string, root bool, o Options) string {
 	var c strings.Builder
 	fmt.Fprintf(&c, "listener %d 127.0.0.1\n", port)
-	c.WriteString("allow_anonymous true\n")
+	if o.CertFile != "" {
+		fmt.Fprintf(&c, "certfile %s\nkeyfile %s\n", o.CertFile, o.KeyFile)
+		if o.CAFile != "" {
+			fmt.Fprintf(&c, "cafile %s\n", o.CAFile)
+		}
+	}
+	if o.PasswordFile != "" {
+		fmt.Fprintf(&c, "allow_anonymous false\npassword_file %s\n", o.PasswordFile)
+	} else {
+		c.WriteString("allow_anonymous true\n")
+	}
 	c.WriteString("set_tcp_nodelay true\n")
 	c.WriteString("persistence false\n")
 	fmt.Fprintf(&c, "log_dest file %s\n", logFile)
 	c.WriteString("log_type error\nlog_type warning\nlog_type notice\n")
-	if verbose {
+	if o.Verbose {
 		c.WriteString("log_type information\n")
 		c.WriteString("log_timestamp_format %H:%M:%S\n")
 	}

@@ -48,17 +48,21 @@ func TestParseVersion(t *testing.T) {
 func TestConfig(t *testing.T) {
 	tests := []struct {
 		name          string
-		root, verbose bool
+		root          bool
+		o             Options
 		want, notWant []string
 	}{
-		{"plain", false, false,
+		{"plain", false, Options{},
 			[]string{"listener 18831 127.0.0.1\n", "set_tcp_nodelay true\n", "allow_anonymous true\n", "persistence false\n", "log_dest file /tmp/x/mosquitto.log\n"},
 			[]string{"user root", "log_type information"}},
-		{"root", true, false, []string{"user root\n"}, []string{"log_type information"}},
-		{"verbose", false, true, []string{"log_type information\n", "log_timestamp_format %H:%M:%S\n"}, []string{"user root"}},
+		{"root", true, Options{}, []string{"user root\n"}, []string{"log_type information"}},
+		{"verbose", false, Options{Verbose: true}, []string{"log_type information\n", "log_timestamp_format %H:%M:%S\n"}, []string{"user root"}},
+		{"password", false, Options{PasswordFile: "/tmp/x/passwd"}, []string{"allow_anonymous false\n", "password_file /tmp/x/passwd\n"}, []string{"allow_anonymous true"}},
+		{"tls", false, Options{CAFile: "/c/ca.pem", CertFile: "/c/s.pem", KeyFile: "/c/s.key"},
+			[]string{"certfile /c/s.pem\n", "keyfile /c/s.key\n", "cafile /c/ca.pem\n", "allow_anonymous true\n"}, nil},
 	}
 	for _, tt := range tests {
-		c := config(18831, "/tmp/x/mosquitto.log", tt.root, tt.verbose)
+		c := config(18831, "/tmp/x/mosquitto.log", tt.root, tt.o)
 		for _, w := range tt.want {
 			if !strings.Contains(c, w) {
 				t.Errorf("%s: config lacks %q:\n%s", tt.name, w, c)
