@@ -114,3 +114,19 @@ func TestRealJ1939Files(t *testing.T) {
 		}
 	}
 }
+
+func TestDescribeJ1939(t *testing.T) {
+	db, err := load("BA_DEF_ \"ProtocolType\" STRING ;\nBA_ \"ProtocolType\" \"J1939\";\nBO_ 2364540158 EEC1: 8 X\nBO_ 100 STD: 8 X\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := db.Describe(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"0CF004FE EEC1 len=8 cycle=- send=- sender=X j1939 pgn=0F004\n", "064 STD len=8 cycle=- send=- sender=X\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("got listing\n%s\nwant a line %q", b.String(), want)
+		}
+	}
+}
