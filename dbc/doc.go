@@ -66,7 +66,7 @@
 //     first such name the message does not use). CM_, VAL_, BA_,
 //     SIG_VALTYPE_ and SG_MUL_VAL_ that name the signal apply to each
 //     (as cantools, whose statements name signals, not positions); as a
-//     switch, the name means the first.
+//     switch, and for SystemSignalLongSymbol, the name means the first.
 //   - A multiplexer indicator without a value ("m", "mM") takes its
 //     values from SG_MUL_VAL_; where none names the signal, "m" is taken
 //     as not multiplexed (decoded in every frame) and "mM" as a plain
