@@ -1,5 +1,7 @@
 package dbc
 
+import "strconv"
+
 // Pos is a place in a DBC file: line and column, both from 1. Columns
 // count characters, not bytes.
 type Pos struct {
@@ -93,11 +95,34 @@ type MessageDef struct {
 }
 
 // MuxIndicator is a signal's multiplexer indicator: "M" is a switch,
-// "m3" is selected by switch value 3, "m3M" is both.
+// "m3" is selected by switch value 3, "m3M" is both. "m" and "mM"
+// without a value are Bare: multiplexed only where SG_MUL_VAL_ says so.
 type MuxIndicator struct {
 	Switch      bool
 	Multiplexed bool
 	Value       uint64
+	// Bare marks "m" or "mM": Multiplexed, with no Value.
+	Bare bool
+	// Pos is where the indicator is written, when there is one.
+	Pos Pos
+}
+
+// Text returns the indicator as written in a SG_ line ("" for none).
+func (m MuxIndicator) Text() string {
+	switch {
+	case !m.Multiplexed && m.Switch:
+		return "M"
+	case !m.Multiplexed:
+		return ""
+	}
+	t := "m"
+	if !m.Bare {
+		t += strconv.FormatUint(m.Value, 10)
+	}
+	if m.Switch {
+		t += "M"
+	}
+	return t
 }
 
 // SignalDef is a signal (SG_) as written.

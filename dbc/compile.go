@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,6 +30,13 @@ const (
 	attrLongMsg    = "SystemMessageLongSymbol"
 	attrLongSignal = "SystemSignalLongSymbol"
 	attrLongNode   = "SystemNodeLongSymbol"
+	// attrProtocol ("J1939" for a J1939 network) and attrFrameFormat
+	// (an ENUM whose value J1939PG marks a J1939 parameter group) say
+	// which messages match frames by PGN.
+	attrProtocol    = "ProtocolType"
+	attrFrameFormat = "VFrameFormat"
+	protocolJ1939   = "J1939"
+	frameJ1939      = "J1939PG"
 )
 
 // Compile compiles parsed DBC files into one Database. Files usually
@@ -47,6 +55,7 @@ func Compile(files ...*File) (*Database, error) {
 		warnings []Warning
 		byKey    = make(map[Key]origin)
 		byName   = make(map[string]origin)
+		byPGN    = make(map[uint32]origin)
 	)
 	for _, f := range files {
 		fc := &fileCompiler{f: f}
@@ -82,6 +91,14 @@ func Compile(files ...*File) (*Database, error) {
 			} else {
 				byName[m.Name] = o
 			}
+			if m.J1939 {
+				if prev, ok := byPGN[m.PGN()]; ok {
+					warnings = append(warnings, Warning{f.Name, cm.def.Pos.Line, cm.def.Pos.Column,
+						fmt.Sprintf("J1939 message %s (ID %s) has the PGN %d (0x%05X) of message %s in %s:%d: frames of that PGN with neither ID decode as %s", m.Name, k, m.PGN(), m.PGN(), prev.m.Name, prev.file, prev.pos.Line, prev.m.Name)})
+				} else {
+					byPGN[m.PGN()] = o
+				}
+			}
 			msgs = append(msgs, m)
 		}
 	}
@@ -105,6 +122,10 @@ type compiledMessage struct {
 	// cycleSet is true once a BA_ set the cycle time.
 	cycleSet, sendSet bool
 	longName          string
+	// frameFormat is the message's own VFrameFormat, by name, when
+	// frameSet.
+	frameFormat string
+	frameSet    bool
 }
 
 type compiledSignal struct {
@@ -112,6 +133,10 @@ type compiledSignal struct {
 	def      *SignalDef
 	longName string
 	state    uint8 // ordering: 0 new, 1 in progress, 2 placed
+	// twin is the next signal of the message written with the same
+	// name: statements that name the signal (VAL_, CM_, BA_,
+	// SIG_VALTYPE_, SG_MUL_VAL_) apply to each of them.
+	twin *compiledSignal
 }
 
 // fileCompiler compiles the definitions of one file.
@@ -128,6 +153,9 @@ type fileCompiler struct {
 	// GenMsgCycleTime and GenMsgSendType.
 	defaultCycle time.Duration
 	defaultSend  string
+	// protocol is the file's ProtocolType (BA_, else BA_DEF_DEF_);
+	// defaultFrame the BA_DEF_DEF_ of VFrameFormat, by name.
+	protocol, defaultFrame string
 }
 
 func (c *fileCompiler) warn(p Pos, format string, args ...any) {
@@ -176,6 +204,12 @@ func (c *fileCompiler) compile() ([]*compiledMessage, error) {
 	if d := c.defaults[attrSendType]; d != nil {
 		c.defaultSend = c.enumValue(d.Pos, attrSendType, d.Value)
 	}
+	if d := c.defaults[attrFrameFormat]; d != nil {
+		c.defaultFrame = c.enumValue(d.Pos, attrFrameFormat, d.Value)
+	}
+	if d := c.defaults[attrProtocol]; d != nil && c.protocol == "" && d.Value.IsString {
+		c.protocol = d.Value.Str
+	}
 	for _, cm := range out {
 		if err := c.finish(cm); err != nil {
 			return nil, err
@@ -212,20 +246,48 @@ func (c *fileCompiler) message(d *MessageDef) (*compiledMessage, error) {
 	}
 	m := &Message{Name: d.Name, ID: id, Extended: ext, Length: d.Length, Sender: node(d.Sender), File: c.f.Name}
 	cm := &compiledMessage{m: m, def: d, sigs: make(map[string]*compiledSignal, len(d.Signals))}
+	var names map[string]bool // every signal name of the message, once a name repeats
 	for _, sd := range d.Signals {
-		if prev, ok := cm.sigs[sd.Name]; ok {
-			return nil, c.errorf(sd.Pos, "message %s: signal %s is defined twice (first at line %d)", d.Name, sd.Name, prev.def.Pos.Line)
-		}
 		s, err := c.signal(m, sd)
 		if err != nil {
 			return nil, err
 		}
 		cs := &compiledSignal{s: s, def: sd}
-		cm.sigs[sd.Name] = cs
 		cm.order = append(cm.order, cs)
+		first, ok := cm.sigs[sd.Name]
+		if !ok {
+			cm.sigs[sd.Name] = cs
+			continue
+		}
+		// Both are kept, so that no value goes unseen; the later one
+		// gets a name of its own, so that each has its own topic.
+		if names == nil {
+			names = make(map[string]bool, len(d.Signals))
+			for _, o := range d.Signals {
+				names[o.Name] = true
+			}
+		}
+		s.Name = uniqueName(sd.Name, names)
+		last := first
+		for last.twin != nil {
+			last = last.twin
+		}
+		last.twin = cs
+		c.warn(sd.Pos, "message %s: signal %s is defined again (first at line %d): this one is named %s", d.Name, sd.Name, first.def.Pos.Line, s.Name)
 	}
 	c.msgs[d.ID] = cm
 	return cm, nil
+}
+
+// uniqueName returns name_2, name_3, … whichever is first not in names,
+// and adds it there.
+func uniqueName(name string, names map[string]bool) string {
+	for n := 2; ; n++ {
+		if u := name + "_" + strconv.Itoa(n); !names[u] {
+			names[u] = true
+			return u
+		}
+	}
 }
 
 func (c *fileCompiler) signal(m *Message, d *SignalDef) (*Signal, error) {
@@ -311,24 +373,25 @@ func (c *fileCompiler) lookup(p Pos, what string, id uint32, name string) (*comp
 func (c *fileCompiler) valueTypes() error {
 	for _, d := range c.f.ValueTypes {
 		_, cs := c.lookup(d.Pos, "SIG_VALTYPE_", d.ID, d.Signal)
-		if cs == nil {
+		if cs != nil && (d.Type < 0 || d.Type > 2) {
+			c.warn(d.Pos, "signal %s: unknown value type %d (want 0, 1 or 2): ignored", d.Signal, d.Type)
 			continue
 		}
-		s := cs.s
-		switch d.Type {
-		case 0:
-			s.Type = Integer
-		case 1, 2:
-			t, bits := Float32, 32
-			if d.Type == 2 {
-				t, bits = Float64, 64
+		for ; cs != nil; cs = cs.twin {
+			s := cs.s
+			switch d.Type {
+			case 0:
+				s.Type = Integer
+			case 1, 2:
+				t, bits := Float32, 32
+				if d.Type == 2 {
+					t, bits = Float64, 64
+				}
+				if s.Length != bits {
+					return c.errorf(d.Pos, "signal %s: value type %d (IEEE float%d) needs %d bits, the signal has %d", s.Name, d.Type, bits, bits, s.Length)
+				}
+				s.Type = t
 			}
-			if s.Length != bits {
-				return c.errorf(d.Pos, "signal %s: value type %d (IEEE float%d) needs %d bits, the signal has %d", d.Signal, d.Type, bits, bits, s.Length)
-			}
-			s.Type = t
-		default:
-			c.warn(d.Pos, "signal %s: unknown value type %d (want 0, 1 or 2): ignored", d.Signal, d.Type)
 		}
 	}
 	return nil
@@ -366,7 +429,9 @@ func (c *fileCompiler) valueDescs() error {
 			}
 			out = append(out, v)
 		}
-		cs.s.Values = out
+		for ; cs != nil; cs = cs.twin {
+			cs.s.Values = out
+		}
 	}
 	return nil
 }
@@ -379,7 +444,8 @@ func (c *fileCompiler) comments() error {
 				cm.m.Comment = d.Text
 			}
 		case ObjectSignal:
-			if _, cs := c.lookup(d.Pos, "CM_", d.Object.ID, d.Object.Signal); cs != nil {
+			_, cs := c.lookup(d.Pos, "CM_", d.Object.ID, d.Object.Signal)
+			for ; cs != nil; cs = cs.twin {
 				cs.s.Comment = d.Text
 			}
 		}
@@ -402,6 +468,8 @@ func (c *fileCompiler) attributes() error {
 				cm.m.SendType, cm.sendSet = c.enumValue(d.Pos, d.Name, d.Value), true
 			case attrLongMsg:
 				cm.longName = c.longName(d)
+			case attrFrameFormat:
+				cm.frameFormat, cm.frameSet = c.enumValue(d.Pos, d.Name, d.Value), true
 			}
 		case ObjectSignal:
 			if d.Name != attrLongSignal {
@@ -413,6 +481,10 @@ func (c *fileCompiler) attributes() error {
 		case ObjectNode:
 			if d.Name == attrLongNode {
 				c.longNodes[d.Object.Name] = c.longName(d)
+			}
+		case ObjectNetwork:
+			if d.Name == attrProtocol && d.Value.IsString {
+				c.protocol = d.Value.Str
 			}
 		}
 	}
@@ -498,6 +570,7 @@ func (c *fileCompiler) finish(cm *compiledMessage) error {
 	if !cm.sendSet {
 		m.SendType = c.defaultSend
 	}
+	c.j1939(cm)
 	if err := c.multiplex(cm); err != nil {
 		return err
 	}
@@ -528,13 +601,34 @@ func (c *fileCompiler) finish(cm *compiledMessage) error {
 	return nil
 }
 
+// j1939 sets Message.J1939. The message's own VFrameFormat decides
+// where it has one; otherwise a J1939 ProtocolType or a J1939PG default
+// VFrameFormat makes it a parameter group. J1939 IDs have 29 bits, so an
+// 11-bit message never is one.
+func (c *fileCompiler) j1939(cm *compiledMessage) {
+	m := cm.m
+	pg := strings.EqualFold(c.protocol, protocolJ1939) || c.defaultFrame == frameJ1939
+	if cm.frameSet {
+		pg = cm.frameFormat == frameJ1939
+	}
+	if pg && !m.Extended {
+		if cm.frameSet {
+			c.warn(cm.def.Pos, "message %s: VFrameFormat %s, but ID %s has 11 bits: matched by ID only", m.Name, frameJ1939, Key{m.ID, false})
+		}
+		pg = false
+	}
+	m.J1939 = pg
+}
+
 // multiplex sets each signal's Mux. SG_MUL_VAL_ decides where it
 // exists; otherwise "mN" refers to the message's single plain "M"
 // switch.
 func (c *fileCompiler) multiplex(cm *compiledMessage) error {
 	var plain []*compiledSignal
 	for _, cs := range cm.order {
-		if cs.def.Mux.Switch && !cs.def.Mux.Multiplexed {
+		// A bare "mM" that no SG_MUL_VAL_ multiplexes is a plain switch.
+		mx := cs.def.Mux
+		if mx.Switch && (!mx.Multiplexed || mx.Bare && cm.muxDefs[cs.def.Name] == nil) {
 			plain = append(plain, cs)
 		}
 	}
@@ -555,10 +649,24 @@ func (c *fileCompiler) multiplex(cm *compiledMessage) error {
 			if !d.Mux.Multiplexed {
 				c.warn(md.Pos, "signal %s is multiplexed by SG_MUL_VAL_, but its SG_ line (line %d) has no m<value>: taken as multiplexed", d.Name, d.Pos.Line)
 			}
+			if d.Mux.Bare {
+				c.warn(d.Mux.Pos, "signal %s: multiplexer indicator %q has no value: taken from SG_MUL_VAL_ (line %d)", d.Name, d.Mux.Text(), md.Pos.Line)
+			}
 			cs.s.Mux = &Mux{Switch: sw.s, Ranges: slices.Clone(md.Ranges)}
 			continue
 		}
 		if !d.Mux.Multiplexed {
+			continue
+		}
+		if d.Mux.Bare {
+			// "m" names no value, and no SG_MUL_VAL_ gives any: decoding
+			// the signal in every frame hides nothing. "mM" is then a
+			// plain switch, as cantools reads both.
+			what := "not multiplexed"
+			if d.Mux.Switch {
+				what = "a plain switch (M)"
+			}
+			c.warn(d.Mux.Pos, "signal %s: multiplexer indicator %q has no value and no SG_MUL_VAL_ gives one: taken as %s", d.Name, d.Mux.Text(), what)
 			continue
 		}
 		switch len(plain) {
@@ -616,7 +724,7 @@ func (c *fileCompiler) order(cm *compiledMessage) error {
 // sameMessage reports whether two messages decode alike and carry the
 // same names: the test for a message repeated in two files.
 func sameMessage(a, b *Message) bool {
-	if a.Name != b.Name || a.ID != b.ID || a.Extended != b.Extended || a.Length != b.Length ||
+	if a.Name != b.Name || a.ID != b.ID || a.Extended != b.Extended || a.J1939 != b.J1939 || a.Length != b.Length ||
 		a.Sender != b.Sender || a.CycleTime != b.CycleTime || a.SendType != b.SendType ||
 		len(a.Signals) != len(b.Signals) {
 		return false

@@ -141,6 +141,32 @@ type Message struct {
 	SendType string
 	// File is the DBC file the message came from.
 	File string
+	// J1939 is true for a 29-bit message that is a J1939 parameter
+	// group: its VFrameFormat is J1939PG, or it has none and the file's
+	// ProtocolType is J1939. Frames match it by PGN (see PGN), not only
+	// by ID.
+	J1939 bool
+}
+
+// PGN returns the message's J1939 parameter group number (see PGN).
+func (m *Message) PGN() uint32 { return PGN(m.ID) }
+
+// PGN returns the J1939 parameter group number of a 29-bit CAN ID:
+//
+//	 28  26 25  24  23        16 15        8 7         0
+//	+------+---+---+------------+-----------+-----------+
+//	| prio |EDP| DP|     PF     |    PS     |    SA     |
+//	+------+---+---+------------+-----------+-----------+
+//
+// PGN = EDP, DP, PF and, when PF ≥ 240 (PDU2, broadcast), PS. When
+// PF < 240 (PDU1) PS is the destination address, not part of the PGN.
+// Priority and source address are never part of it.
+func PGN(id uint32) uint32 {
+	pgn := id >> 8 & 0x3FF00
+	if pf := id >> 16 & 0xFF; pf >= 240 {
+		pgn |= id >> 8 & 0xFF
+	}
+	return pgn
 }
 
 // Key is a message's identity on a bus: the arbitration ID and whether it
@@ -161,6 +187,9 @@ type Database struct {
 	Warnings []Warning
 	byKey    map[Key]*Message
 	std      [2048]*Message // 11-bit IDs: direct lookup
+	// byPGN holds the J1939 messages by PGN, the first of each PGN in
+	// load order; nil when there are none.
+	byPGN map[uint32]*Message
 }
 
 // Message returns the message with the given ID and format, or nil.
@@ -172,6 +201,13 @@ func (db *Database) Message(id uint32, extended bool) *Message {
 		return nil
 	}
 	return db.byKey[Key{id, true}]
+}
+
+// MessageByPGN returns the first J1939 message (in load order) whose
+// PGN is pgn, or nil. A 29-bit frame whose ID is not in the database
+// belongs to the J1939 message with its PGN (PGN(id)).
+func (db *Database) MessageByPGN(pgn uint32) *Message {
+	return db.byPGN[pgn]
 }
 
 // Warning is a quirk the loader tolerated: where it is and what it was.
@@ -186,7 +222,7 @@ func (w Warning) String() string {
 }
 
 // NewDatabase indexes compiled messages: it sets each signal's Message and
-// Index and builds the ID lookup. It fails when two messages share an ID
+// Index and builds the ID lookup and, for J1939 messages, the PGN lookup. It fails when two messages share an ID
 // and format. The messages must not be changed afterwards.
 func NewDatabase(msgs []*Message) (*Database, error) {
 	db := &Database{Messages: msgs, byKey: make(map[Key]*Message, len(msgs))}
@@ -198,6 +234,14 @@ func NewDatabase(msgs []*Message) (*Database, error) {
 		db.byKey[k] = m
 		if !m.Extended && m.ID < uint32(len(db.std)) {
 			db.std[m.ID] = m
+		}
+		if m.J1939 && m.Extended {
+			if db.byPGN == nil {
+				db.byPGN = make(map[uint32]*Message)
+			}
+			if _, ok := db.byPGN[m.PGN()]; !ok {
+				db.byPGN[m.PGN()] = m
+			}
 		}
 		for _, s := range m.Signals {
 			s.Message = m

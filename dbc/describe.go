@@ -12,7 +12,8 @@ import (
 )
 
 // Describe writes a listing of the database for people: each message
-// with its ID, length, cycle time, send type and sender, its signals in
+// with its ID, length, cycle time, send type, sender and, for a J1939
+// message, its PGN, its signals in
 // decoding order with their layout, scaling, range, unit and
 // multiplexing, then the warnings and the signal names that several
 // messages share.
@@ -62,6 +63,9 @@ func describeMessage(w io.Writer, m *Message, withFile bool) {
 		}
 	}
 	fmt.Fprintf(w, "%s %s len=%d cycle=%s send=%s sender=%s", Key{m.ID, m.Extended}, m.Name, m.Length, cycle, orDash(m.SendType), orDash(m.Sender))
+	if m.J1939 {
+		fmt.Fprintf(w, " j1939 pgn=%05X", m.PGN())
+	}
 	if withFile {
 		fmt.Fprintf(w, " file=%s", m.File)
 	}

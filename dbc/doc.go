@@ -15,7 +15,7 @@
 // "file:line:col: what is wrong". It wraps ErrSyntax (text that does not
 // follow the grammar), ErrInvalid (a definition that cannot be decoded:
 // a signal longer than 64 bits or beyond any frame, a float signal that
-// is not 32 or 64 bits, a duplicate signal or ID, a multiplexed signal
+// is not 32 or 64 bits, a duplicate ID, a multiplexed signal
 // whose switch cannot be told, a cycle of switches), ErrConflict (two
 // files that define one ID differently) or, from Load only,
 // ErrNoMessages (files that define no message, or a file that defines
@@ -61,6 +61,16 @@
 //     decoding or naming uses, is kept once.
 //   - "//" starts a comment to the end of the line (not DBC, but seen in
 //     hand-edited files).
+//   - A signal name written twice in one message keeps both signals: the
+//     first keeps the name, a later one is named name_2 (name_3, …, the
+//     first such name the message does not use). CM_, VAL_, BA_,
+//     SIG_VALTYPE_ and SG_MUL_VAL_ that name the signal apply to each
+//     (as cantools, whose statements name signals, not positions); as a
+//     switch, and for SystemSignalLongSymbol, the name means the first.
+//   - A multiplexer indicator without a value ("m", "mM") takes its
+//     values from SG_MUL_VAL_; where none names the signal, "m" is taken
+//     as not multiplexed (decoded in every frame) and "mM" as a plain
+//     switch "M", as cantools reads them.
 //
 // Valid statements candec has no use for (SIG_TYPE_REF_, SGTYPE_,
 // CAT_DEF_, FILTER, ENVVAR_DATA_, …) are skipped without a warning.
@@ -85,4 +95,15 @@
 // time apart. SystemMessageLongSymbol, SystemSignalLongSymbol and
 // SystemNodeLongSymbol replace names that DBC's 32-character limit cut
 // short.
+//
+// # J1939
+//
+// Message.J1939 marks a 29-bit message that is a J1939 parameter group:
+// its VFrameFormat (an ENUM, resolved by name) is J1939PG, or it has no
+// VFrameFormat of its own and the file's ProtocolType is "J1939" (or
+// VFrameFormat's default is J1939PG). A frame whose ID is not in the
+// database belongs to the J1939 message with its PGN (PGN, MessageByPGN),
+// whatever its priority, source address and, for PDU1, destination.
+// Two J1939 messages with one PGN keep the first for such frames, with
+// a warning.
 package dbc

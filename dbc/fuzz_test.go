@@ -30,6 +30,8 @@ func FuzzParse(f *testing.F) {
 		"BO_ 1 M: 8 X\n SG_ A M : 0|8@1+ (1,0) [0|0] \"\" X\n SG_ B m1M : 8|8@0- (1,0) [0|0] \"\" X\n SG_ C m2 : 23|8@0+ (1,0) [0|0] \"\" X\nSG_MUL_VAL_ 1 C B 2-3;\nSG_MUL_VAL_ 1 B A 1-1;\n",
 		"VAL_ 1 S -1 \"a\" 18446744073709551615 \"b\";\nCM_ \"unterminated",
 		"BA_DEF_ BO_ \"GenMsgSendType\" ENUM \"A\",\"B\";\nBA_ \"GenMsgSendType\" BO_ 1 1;\nBO_ 1 M: 8 X\n",
+		"BO_ 1 M: 8 X\n SG_ S m : 0|8@1+ (1,0) [0|0] \"\" X\n SG_ S mM : 8|8@1+ (1,0) [0|0] \"\" X\n SG_ S_2 : 16|8@1+ (1,0) [0|0] \"\" X\nSG_MUL_VAL_ 1 S S 1-1;\n",
+		"BA_DEF_ BO_ \"VFrameFormat\" ENUM \"StandardCAN\",\"ExtendedCAN\",\"reserved\",\"J1939PG\";\nBA_ \"ProtocolType\" \"J1939\";\nBO_ 2364540158 A: 8 X\nBO_ 2364539904 B: 8 X\nBA_ \"VFrameFormat\" BO_ 2364539904 3;\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -49,7 +51,12 @@ func FuzzParse(f *testing.F) {
 				t.Errorf("%s: length %d", m.Name, m.Length)
 			}
 			placed := map[*dbc.Signal]bool{}
+			names := map[string]bool{}
 			for _, s := range m.Signals {
+				if names[s.Name] {
+					t.Errorf("%s: two signals named %s", m.Name, s.Name)
+				}
+				names[s.Name] = true
 				if s.Length < 1 || s.Length > 64 {
 					t.Errorf("%s: length %d", s.Name, s.Length)
 				}
@@ -60,6 +67,9 @@ func FuzzParse(f *testing.F) {
 					t.Errorf("%s: comes before its switch %s", s.Name, s.Mux.Switch.Name)
 				}
 				placed[s] = true
+			}
+			if m.J1939 && (!m.Extended || db.MessageByPGN(m.PGN()) == nil) {
+				t.Errorf("%s: J1939, extended %v, not found by its PGN", m.Name, m.Extended)
 			}
 		}
 		if err := db.Describe(io.Discard); err != nil {

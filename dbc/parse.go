@@ -509,6 +509,7 @@ func (p *parser) signal(kw token) *SignalDef {
 		if !ok {
 			p.failf(t, "invalid multiplexer indicator %q (want M, m<value> or m<value>M)", t.text)
 		}
+		mux.Pos = pos(t)
 		s.Mux = mux
 	}
 	p.expect(':', "after the signal name")
@@ -558,10 +559,15 @@ func (p *parser) signal(kw token) *SignalDef {
 	return s
 }
 
-// parseMuxIndicator reads "M", "mN" or "mNM".
+// parseMuxIndicator reads "M", "mN" or "mNM", or a bare "m" or "mM".
 func parseMuxIndicator(s string) (MuxIndicator, bool) {
-	if s == "M" {
+	switch s {
+	case "M":
 		return MuxIndicator{Switch: true}, true
+	case "m":
+		return MuxIndicator{Multiplexed: true, Bare: true}, true
+	case "mM":
+		return MuxIndicator{Switch: true, Multiplexed: true, Bare: true}, true
 	}
 	if len(s) < 2 || s[0] != 'm' {
 		return MuxIndicator{}, false

@@ -60,8 +60,6 @@ func TestErrors(t *testing.T) {
 			`t.dbc:2:2: signal M.S: bits 508|8@1 reach byte 64, beyond the 64 bytes of any CAN frame`, dbc.ErrInvalid},
 		{"beyond any frame, Motorola", msg1 + ` SG_ S : 504|9@0+ (1,0) [0|0] "" X`,
 			`t.dbc:2:2: signal M.S: bits 504|9@0 reach byte 64, beyond the 64 bytes of any CAN frame`, dbc.ErrInvalid},
-		{"duplicate signal", msg1 + " SG_ S : 0|8@1+ (1,0) [0|0] \"\" X\n SG_ S : 8|8@1+ (1,0) [0|0] \"\" X",
-			`t.dbc:3:2: message M: signal S is defined twice (first at line 2)`, dbc.ErrInvalid},
 		{"duplicate ID", "BO_ 1 A: 8 X\nBO_ 1 B: 8 X\n",
 			`t.dbc:2:1: message B: ID 001 is already used by message A at line 1`, dbc.ErrInvalid},
 		{"float32 length", msg1 + " SG_ S : 0|16@1+ (1,0) [0|0] \"\" X\nSIG_VALTYPE_ 1 S : 1;",

@@ -35,8 +35,12 @@ type Decoder struct {
 	// Stats are the decoder's counters.
 	Stats Stats
 
-	std        [2048]*plan // 11-bit IDs: direct lookup
-	ext        map[uint32]*plan
+	std [2048]*plan // 11-bit IDs: direct lookup
+	ext map[uint32]*plan
+	// pgn holds the J1939 messages by PGN, consulted only for a 29-bit
+	// frame whose ID is not in ext; nil when the database has none, so
+	// that other databases pay one nil check on unknown frames only.
+	pgn        map[uint32]*plan
 	maxSignals int
 	// swRaw and swOK hold the raw values of the multiplexer switches
 	// decoded so far in the current frame, by slot.
@@ -62,6 +66,15 @@ func New(db *dbc.Database) *Decoder {
 		case m.ID < uint32(len(d.std)):
 			d.std[m.ID] = p
 		}
+		if p.j1939 {
+			if d.pgn == nil {
+				d.pgn = map[uint32]*plan{}
+			}
+			// The first of a PGN, as dbc.Database.MessageByPGN.
+			if _, ok := d.pgn[m.PGN()]; !ok {
+				d.pgn[m.PGN()] = p
+			}
+		}
 		d.maxSignals = max(d.maxSignals, len(m.Signals))
 		switches = max(switches, p.switches)
 	}
@@ -78,6 +91,10 @@ func (d *Decoder) MaxSignals() int { return d.maxSignals }
 // frame's message with the values, in the message's signal order. It
 // allocates only when cap(buf) is smaller than the message's signal
 // count (see MaxSignals).
+//
+// A 29-bit frame whose ID is not in the database matches the J1939
+// message with its PGN (see dbc.PGN), if any; values of a J1939 message
+// carry the frame's source address (Value.SA, flag J1939).
 //
 // A frame whose ID is not in the database, a remote frame and an error
 // frame return a nil message and no values; they are counted in Stats,
@@ -97,6 +114,9 @@ func (d *Decoder) Decode(f *frame.Frame, buf []Value) (*dbc.Message, []Value) {
 		}
 	} else {
 		p = d.ext[f.ID]
+		if p == nil && d.pgn != nil {
+			p = d.pgn[dbc.PGN(f.ID)]
+		}
 	}
 	if p == nil {
 		d.Stats.Unknown++
@@ -113,9 +133,23 @@ func (d *Decoder) Decode(f *frame.Frame, buf []Value) (*dbc.Message, []Value) {
 	buf = buf[:len(p.sigs)]
 	if !p.muxed && n >= p.need {
 		p.decodeAll(&f.Data, buf)
-		return p.msg, buf
+	} else {
+		buf = buf[:d.decodeSome(p, &f.Data, n, buf)]
 	}
-	return p.msg, buf[:d.decodeSome(p, &f.Data, n, buf)]
+	if p.j1939 {
+		setSource(buf, uint8(f.ID))
+	}
+	return p.msg, buf
+}
+
+// setSource marks the values of a J1939 frame with its source address,
+// the ID's low byte. Other frames never come here: their values' SA is
+// left as it was and their flags say it means nothing.
+func setSource(vals []Value, sa uint8) {
+	for i := range vals {
+		vals[i].SA = sa
+		vals[i].Flags |= J1939
+	}
 }
 
 // decodeAll is the fast path: no multiplexing and every signal fits.

@@ -24,6 +24,9 @@ type plan struct {
 	// muxed is true when some signal is multiplexed: such frames take
 	// the general path.
 	muxed bool
+	// j1939 is true for a J1939 message: its values carry the frame's
+	// source address.
+	j1939 bool
 }
 
 // sigPlan is one signal's compiled extraction and scaling.
@@ -121,7 +124,7 @@ const (
 
 // compile builds the plan for message m.
 func compile(m *dbc.Message) *plan {
-	p := &plan{msg: m, length: m.Length, sigs: make([]sigPlan, len(m.Signals))}
+	p := &plan{msg: m, length: m.Length, sigs: make([]sigPlan, len(m.Signals)), j1939: m.J1939 && m.Extended}
 	slots := map[*dbc.Signal]int32{}
 	for _, s := range m.Signals {
 		if s.Mux != nil && s.Mux.Switch != nil {

@@ -111,7 +111,7 @@ func sameAsCantools(v *Value, w string) string {
 }
 
 // eachLogFrame calls fn for each frame of interface iface in a candump
-// log.
+// log, or of every interface when iface is "".
 func eachLogFrame(t *testing.T, path, iface string, fn func(f *frame.Frame)) {
 	t.Helper()
 	fh, err := os.Open(path)
@@ -129,7 +129,7 @@ func eachLogFrame(t *testing.T, path, iface string, fn func(f *frame.Frame)) {
 		if err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		if r.Interface(f.Bus) == iface {
+		if iface == "" || r.Interface(f.Bus) == iface {
 			fn(&f)
 		}
 	}

@@ -25,6 +25,10 @@ const (
 	// Truncated marks a signal that does not fit in a frame shorter than
 	// the DBC's length: it was not decoded, Phys is NaN and Raw is 0.
 	Truncated
+	// J1939 marks a value of a J1939 parameter group (dbc.Message.J1939):
+	// SA holds the source address of its frame. Without it SA means
+	// nothing.
+	J1939
 )
 
 // Value is one decoded signal of one frame.
@@ -43,6 +47,10 @@ type Value struct {
 	Phys float64
 	// Flags qualify the value.
 	Flags Flags
+	// SA is the source address (the ID's low byte) of the frame of a
+	// J1939 value (Flags has J1939), whatever ID of its PGN the frame
+	// had. It sits in what was padding: Value is no larger for it.
+	SA uint8
 }
 
 // Uint returns the exact physical value as uint64 for an Exact,

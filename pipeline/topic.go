@@ -8,8 +8,27 @@ import (
 	"github.com/yukart/candec/dbc"
 )
 
-// expandTopic fills a topic template for one signal.
+// The {sa} placeholder is a J1939 source address: the low byte of the
+// frame's ID, as two upper-case hex digits ("00", "F9"), the way candump
+// writes IDs. A message that is not J1939 has no source address; there
+// {sa} is saNone, which no source address can be, so that a database
+// that mixes J1939 and other messages can use one template.
+const saNone = "na"
+
+// noSA is the source address of expandTopicSA when none is known.
+const noSA = -1
+
+// expandTopic fills a topic template for one signal, for an engine that
+// keeps one topic per signal. {sa} gives one topic per source address
+// of a J1939 message, so it is refused there; elsewhere it is saNone.
 func expandTopic(tmpl string, sig *dbc.Signal, bus uint8) (string, error) {
+	return expandTopicSA(tmpl, sig, bus, noSA)
+}
+
+// expandTopicSA fills a topic template for one signal and, for a J1939
+// message, the source address sa (0–255; noSA when not known, which
+// {sa} refuses).
+func expandTopicSA(tmpl string, sig *dbc.Signal, bus uint8, sa int) (string, error) {
 	var b strings.Builder
 	for rest := tmpl; rest != ""; {
 		i := strings.IndexByte(rest, '{')
@@ -29,8 +48,19 @@ func expandTopic(tmpl string, sig *dbc.Signal, bus uint8) (string, error) {
 			b.WriteString(sig.Message.Name)
 		case "bus":
 			fmt.Fprintf(&b, "can%d", bus)
+		case "sa":
+			switch {
+			case sig.Message == nil || !sig.Message.J1939:
+				b.WriteString(saNone)
+			case sa < 0 || sa > 0xFF:
+				return "", fmt.Errorf("%w: template %q: {sa} would give J1939 message %s one topic per source address, and signals here have one topic each: leave {sa} out", ErrTopic, tmpl, sig.Message.Name)
+			default:
+				const hex = "0123456789ABCDEF"
+				b.WriteByte(hex[sa>>4])
+				b.WriteByte(hex[sa&0xF])
+			}
 		default:
-			return "", fmt.Errorf("%w: template %q: unknown placeholder {%s} (want {signal}, {message} or {bus})", ErrTopic, tmpl, name)
+			return "", fmt.Errorf("%w: template %q: unknown placeholder {%s} (want {signal}, {message}, {bus} or {sa})", ErrTopic, tmpl, name)
 		}
 		rest = rest[i+j+1:]
 	}

@@ -11,7 +11,8 @@
 // Each line is an object with the frame's time in seconds ("t", exact to
 // the microsecond as candump writes it, plus "ts" in nanoseconds), the
 // bus interface ("bus"), the arbitration ID as a decimal integer without
-// flag bits ("id"), "<message>.<signal>" ("signal"), the physical value
+// flag bits ("id"), for a J1939 message only the frame's source address
+// ("sa", 0–255), "<message>.<signal>" ("signal"), the physical value
 // ("value": an integer where the value is exact, otherwise a float with
 // the binary noise of the scaling removed, always written with a '.' or
 // an exponent; null for NaN and ±Inf, with "nonfinite": "NaN", "+Inf" or
@@ -22,5 +23,7 @@
 //
 // The same fields as columns, in the same order (Header):
 // t,ts,bus,id,signal,value,nonfinite,unit,label,oor. An empty value is a
-// non-finite one (see nonfinite); oor is "true" or empty.
+// non-finite one (see nonfinite); oor is "true" or empty. The columns are
+// fixed, so CSV has no "sa": a J1939 frame's source address is its id's
+// low byte.
 package valuelog

@@ -151,6 +151,10 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 	b = appendQuoted(b, iface, "")
 	b = append(b, `,"id":`...)
 	b = strconv.AppendUint(b, uint64(f.ID), 10)
+	if v.Flags&decoder.J1939 != 0 {
+		b = append(b, `,"sa":`...)
+		b = strconv.AppendUint(b, uint64(v.SA), 10)
+	}
 	b = append(b, `,"signal":`...)
 	b = appendQuoted(b, s.Message.Name, s.Name)
 	b = append(b, `,"value":`...)

@@ -118,3 +118,44 @@ func TestWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestWriterJ1939 checks that a J1939 value carries its frame's source
+// address as "sa" after "id", in JSON only, and that a value without the
+// J1939 flag has none, whatever its SA field holds.
+func TestWriterJ1939(t *testing.T) {
+	m := &dbc.Message{Name: "EEC1", ID: 0x0CF004FE, Extended: true, J1939: true, Length: 8}
+	s := &dbc.Signal{Name: "EngineSpeed", Message: m, Length: 16, Factor: 1}
+	m.Signals = []*dbc.Signal{s}
+	f := &frame.Frame{Time: 1_500_000_000_000_000_000, ID: 0x0CF00400, Flags: frame.Extended, Len: 8}
+	vals := []decoder.Value{
+		{Signal: s, Raw: 5, Int: 5, Phys: 5, Flags: decoder.Exact | decoder.J1939, SA: 0x00},
+		{Signal: s, Raw: 6, Int: 6, Phys: 6, Flags: decoder.Exact | decoder.J1939, SA: 0xF9},
+		{Signal: s, Raw: 7, Int: 7, Phys: 7, Flags: decoder.Exact, SA: 0x33},
+	}
+	const head = `{"t":1500000000.000000,"ts":1500000000000000000,"bus":"can0","id":217056256,`
+	const row = "1500000000.000000,1500000000000000000,can0,217056256,"
+	for _, c := range []struct {
+		format Format
+		want   string
+	}{
+		{JSON, head + `"sa":0,"signal":"EEC1.EngineSpeed","value":5}` + "\n" +
+			head + `"sa":249,"signal":"EEC1.EngineSpeed","value":6}` + "\n" +
+			head + `"signal":"EEC1.EngineSpeed","value":7}` + "\n"},
+		{CSV, Header +
+			row + "EEC1.EngineSpeed,5,,,,\n" +
+			row + "EEC1.EngineSpeed,6,,,,\n" +
+			row + "EEC1.EngineSpeed,7,,,,\n"},
+	} {
+		var b bytes.Buffer
+		w := NewWriter(&b, c.format)
+		if err := w.Write(f, "can0", vals); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.String(); got != c.want {
+			t.Errorf("format %d:\ngot  %s\nwant %s", c.format, got, c.want)
+		}
+	}
+}
