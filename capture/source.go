@@ -3,6 +3,7 @@ package capture
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
@@ -95,12 +96,49 @@ func newSource(r io.Reader, opts Options) (Source, string, error) {
 			return f.open(rest, opts), f.name, nil
 		}
 	}
+	if isGzip(head) {
+		return newGzipSource(rest, opts)
+	}
 	for _, f := range formats {
 		if f.detect(head) {
 			return f.open(rest, opts), f.name, nil
 		}
 	}
 	return nil, "", formatError(head)
+}
+
+// gzipMagic starts every gzip member (RFC 1952).
+var gzipMagic = []byte{0x1f, 0x8b}
+
+// isGzip reports whether head starts a gzip file.
+func isGzip(head []byte) bool { return bytes.HasPrefix(head, gzipMagic) }
+
+// newGzipSource reads the capture inside a gzip file: any format but
+// gzip again, picked by the decompressed content. Its format's name
+// ends in ".gz".
+func newGzipSource(r io.Reader, opts Options) (Source, string, error) {
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, "", fmt.Errorf("capture: gzip: %w", err)
+	}
+	br := bufio.NewReaderSize(zr, MaxLineLen)
+	head, err := sniff(br)
+	if err != nil && err != io.EOF {
+		return nil, "", fmt.Errorf("capture: gzip: read: %w", err)
+	}
+	if isGzip(head) {
+		return nil, "", fmt.Errorf("%w: a gzip file inside a gzip file", ErrFormat)
+	}
+	if isBlankText(head) {
+		f := formats[0]
+		return f.open(br, opts), f.name + ".gz", nil
+	}
+	for _, f := range formats {
+		if f.detect(head) {
+			return f.open(br, opts), f.name + ".gz", nil
+		}
+	}
+	return nil, "", fmt.Errorf("gzip file: %w", formatError(head))
 }
 
 // sniff returns the head of br without consuming it: what br holds or
@@ -115,7 +153,7 @@ func sniff(br *bufio.Reader) (head []byte, err error) {
 		if b := min(br.Buffered(), sniffLen); b > len(head) {
 			head, _ = br.Peek(b) // already buffered: no read
 		}
-		if err != nil || len(head) >= sniffLen || hasLine(head) {
+		if err != nil || len(head) >= sniffLen || hasLine(head) || isGzip(head) {
 			return head, err
 		}
 		for _, f := range formats {
