@@ -459,12 +459,12 @@ func (r *BLFReader) fd(f *frame.Frame, d []byte) string {
 	if msg := setID(f, binary.LittleEndian.Uint32(d[4:])); msg != "" {
 		return msg
 	}
-	if msg := r.bus(f, int(binary.LittleEndian.Uint16(d))); msg != "" {
-		return msg
-	}
 	fl, fdfl, valid := d[2], d[13], int(d[14])
 	if valid > frame.MaxLen {
 		return fmt.Sprintf("CAN_FD_MESSAGE: %d valid data bytes, at most %d", valid, frame.MaxLen)
+	}
+	if msg := r.bus(f, int(binary.LittleEndian.Uint16(d))); msg != "" {
+		return msg
 	}
 	return fdFrame(f, fl&blfRemote != 0, fdfl&blfFDEDL != 0, fdfl&blfFDBRS != 0, fdfl&blfFDESI != 0, d[3], d[20:20+valid])
 }
