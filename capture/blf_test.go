@@ -75,7 +75,7 @@ func writeBLF(t testing.TB, fs []frame.Frame, opts blfWriterOptions, extra func(
 }
 
 // readAll reads every frame of a BLF file up to the first error.
-func readAll(in []byte, opts Options) ([]frame.Frame, *BLFReader, error) {
+func readBLFAll(in []byte, opts Options) ([]frame.Frame, *BLFReader, error) {
 	r := NewBLFReader(bytes.NewReader(in), opts)
 	var fs []frame.Frame
 	for {
@@ -161,7 +161,7 @@ func TestBLFRoundTrip(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := writeBLF(t, fs, tc.opts, tc.extra)
-			got, r, err := readAll(in, Options{})
+			got, r, err := readBLFAll(in, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -309,7 +309,7 @@ func TestBLFFrames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, c := range []func(...[]byte) []byte{stored, zipped} {
 				other := blfObj(65, 0, []byte("xyz"))
-				got, _, err := readAll(blfFile(c(other, tc.obj, other)), Options{})
+				got, _, err := readBLFAll(blfFile(c(other, tc.obj, other)), Options{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -324,7 +324,7 @@ func TestBLFFrames(t *testing.T) {
 func TestBLFZeroStartTime(t *testing.T) {
 	in := blfFileHeader(time.Time{})
 	in = append(in, stored(blfObj(1, 2e9, canBody(1, 0, 0, 1)))...)
-	got, _, err := readAll(in, Options{})
+	got, _, err := readBLFAll(in, Options{})
 	if err != nil || len(got) != 1 || got[0].Time != 2e9 {
 		t.Fatalf("got %+v, %v; want one frame at 2 s", got, err)
 	}
@@ -348,7 +348,7 @@ func TestBLFEnds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, _, err := readAll(tc.in, Options{})
+			got, _, err := readBLFAll(tc.in, Options{})
 			if err != nil || len(got) != tc.n {
 				t.Fatalf("got %d frames, %v; want %d and io.EOF", len(got), err, tc.n)
 			}
@@ -448,7 +448,7 @@ func TestBLFBadInput(t *testing.T) {
 			}
 			if tc.next {
 				// With SkipInvalid the bad object is counted, not returned.
-				got, r, err := readAll(tc.in, Options{SkipInvalid: true})
+				got, r, err := readBLFAll(tc.in, Options{SkipInvalid: true})
 				if err != nil || len(got) != n+1 || r.Skipped() != 1 {
 					t.Fatalf("SkipInvalid: got %d frames, %d skipped, %v; want %d, 1 and io.EOF", len(got), r.Skipped(), err, n+1)
 				}
@@ -461,7 +461,7 @@ func TestBLFSkipInvalidContainer(t *testing.T) {
 	obj := blfObj(1, 0, canBody(1, 0, 0, 1))
 	bad := stored(obj)
 	bad[16] = 7
-	got, r, err := readAll(blfFile(stored(obj), bad, zipped(obj)), Options{SkipInvalid: true})
+	got, r, err := readBLFAll(blfFile(stored(obj), bad, zipped(obj)), Options{SkipInvalid: true})
 	if err != nil || len(got) != 2 || r.Skipped() != 1 {
 		t.Fatalf("got %d frames, %d skipped, %v; want 2, 1 and io.EOF", len(got), r.Skipped(), err)
 	}

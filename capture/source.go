@@ -20,8 +20,9 @@ import (
 type Source interface {
 	// Next overwrites *f with the next frame, its Bus the index of its
 	// interface (see Interface). It returns io.EOF after the last frame
-	// and a *LineError for a malformed record (unless
-	// Options.SkipInvalid); after a *LineError, Next may be called again.
+	// and a *LineError (text formats) or an *OffsetError (binary ones)
+	// for a malformed record (unless Options.SkipInvalid); after a
+	// malformed record, Next may be called again.
 	// Next allocates nothing per frame.
 	Next(f *frame.Frame) error
 	// Interface returns the name of the interface with the given bus
@@ -58,6 +59,7 @@ var formats = []format{
 	{name: "candump", detect: isCandump, open: func(r io.Reader, opts Options) Source { return NewReader(r, opts) }},
 	{name: "asc", detect: detectASC, open: func(r io.Reader, opts Options) Source { return NewASCReader(r, opts) }},
 	{name: "trc", detect: detectTRC, open: func(r io.Reader, opts Options) Source { return NewTRCReader(r, opts) }},
+	{name: "blf", detect: detectBLF, open: func(r io.Reader, opts Options) Source { return NewBLFReader(r, opts) }},
 }
 
 // sniffLen is the most NewSource reads of a capture before it decides on
