@@ -52,7 +52,7 @@ func TestNewSourceDetect(t *testing.T) {
 		{name: "garbage without line ending", in: "hello", err: `its first line is "hello"`},
 		{name: "no digit after (", in: "(x) can0 123#01\n", err: `its first line is "(x) can0 123#01"`},
 		{name: "long line", in: strings.Repeat("x", 100) + "\n", err: `its first line begins "` + strings.Repeat("x", 60) + `"`},
-		{name: "binary", in: "LOGG\x90\x00\x00\x00\x01\x02", err: "it begins with binary data 4c 4f 47 47 90 00 00 00 01 02"},
+		{name: "binary", in: "LOGX\x90\x00\x00\x00\x01\x02", err: "it begins with binary data 4c 4f 47 58 90 00 00 00 01 02"},
 		{name: "NUL bytes", in: "\x00\x00\x00\x00", err: "it begins with binary data 00 00 00 00"},
 		{name: "blank head", in: strings.Repeat("\n", sniffLen) + "(1.0) can0 123#01\n", err: "only blank lines in its first 4096 bytes"},
 	}
