@@ -35,6 +35,7 @@ var commands = []command{
 	{"run", "run the decoder service: raw batches in, per-signal envelopes out", runRun},
 	{"demo", "see it work: replay the car's capture through an embedded broker and the decoder, live", runDemo},
 	{"decode", "decode a capture with DBC files (offline)", runDecode},
+	{"convert", "convert a capture of any format (ASC, BLF, TRC, MF4, candump, gzip) to a candump -l log", runConvert},
 	{"dbc", "check DBC files and list their messages and signals", runDBC},
 	{"tune", "what a policy costs the broker: per-signal envelopes/s from a capture, offline", runTune},
 	{"replay", "play a capture as raw batches to the broker, at its own timing, faster, or as a flood", runReplay},

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/internal/outfile"
+)
+
+// runConvert writes a capture of any format the frame source reads as a
+// candump -l log.
+func runConvert(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "convert", "[flags] IN|- OUT|-")
+	skip := fs.Bool("skip-invalid", false, "skip malformed records of IN (and count them) instead of stopping")
+	errFrames := fs.Bool("error-frames", false, "write error frames too (by default they are left out and counted: ASC, BLF, TRC and MF4 say too little about an error for candump's error classes)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := checkArgs(fs, -1, "IN"); err != nil {
+		return err
+	}
+	if fs.NArg() != 2 {
+		return &exitError{2, fmt.Errorf("convert: want IN and OUT, got %d arguments; see 'candec convert -h'", fs.NArg())}
+	}
+	in, out := fs.Arg(0), fs.Arg(1)
+	// The input is checked (and its format found) before the output is
+	// created; an output that is the input is refused.
+	src, err := capture.Open(in, capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
+	if err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	defer src.Close()
+	of, err := outfile.Create(out, e.stdout, in)
+	if err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	defer of.Abort()
+	st, cerr := capture.Copy(ctx, capture.NewWriter(of), src, capture.CopyOptions{ErrorFrames: *errFrames})
+	if cerr != nil && st.Frames == 0 {
+		return fmt.Errorf("convert: %s: %w", in, cerr) // nothing to keep: a file that was there stays
+	}
+	// The frames before a malformed record are whole lines and are kept;
+	// the error still ends the command with a non-zero status.
+	if err := of.Commit(); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "convert: %d frames from %s (%s)", st.Frames, in, src.Format())
+	if st.ErrorFrames > 0 {
+		fmt.Fprintf(e.stderr, ", %d error frames left out", st.ErrorFrames)
+	}
+	if st.Skipped > 0 {
+		fmt.Fprintf(e.stderr, ", %d malformed records skipped", st.Skipped)
+	}
+	fmt.Fprintln(e.stderr)
+	if cerr != nil {
+		return fmt.Errorf("convert: %s: stopped after %d frames: %w", in, st.Frames, cerr)
+	}
+	return nil
+}
