@@ -311,6 +311,12 @@ func (m *MF4Reader) Next(f *frame.Frame) error {
 		if err == nil {
 			return nil
 		}
+		if err == errMF4End {
+			if err := m.partial(dg, pos, io.EOF); err != nil {
+				return err
+			}
+			continue
+		}
 		var bad *mf4BadRecord
 		if !errors.As(err, &bad) {
 			return m.fail(err)
@@ -333,8 +339,15 @@ func (m *MF4Reader) partial(dg *mf4DG, pos int64, err error) error {
 		m.cur.seek(dg.stream.size)
 		return nil
 	}
+	if dg.stream.cut >= 0 {
+		return m.fail(m.errAt(dg.stream.cut, "the file ends inside the record at byte %d", dg.stream.fileOffset(pos)))
+	}
 	return m.fail(m.errAt(dg.stream.fileOffset(pos), "the data ends inside a record"))
 }
+
+// errMF4End is a look-up of signal data that ran into the end of the
+// data: the record is where the data was cut.
+var errMF4End = errors.New("capture: mf4: end of data")
 
 // mf4BadRecord is a record Next can skip.
 type mf4BadRecord struct{ msg string }
@@ -493,7 +506,7 @@ func (m *MF4Reader) vlsd(v *mf4Group, x uint64, after int64, dst *[frame.MaxLen]
 	for {
 		p := s.pos()
 		if p >= dg.stream.size {
-			return 0, bad("no signal data at offset %d", x)
+			return 0, m.lookEnd(dg.stream, x)
 		}
 		g := dg.only
 		if hdr > 0 {
@@ -507,13 +520,16 @@ func (m *MF4Reader) vlsd(v *mf4Group, x uint64, after int64, dst *[frame.MaxLen]
 		}
 		if g.kind != mf4VLSD {
 			if !s.skip(int64(hdr + g.size)) {
-				return 0, bad("no signal data at offset %d", x)
+				return 0, m.lookEnd(dg.stream, x)
 			}
 			continue
 		}
 		b, err := s.peek(hdr + 4)
+		if err == io.EOF {
+			return 0, m.lookEnd(dg.stream, x)
+		}
 		if err != nil {
-			return 0, m.lookErr(err, x)
+			return 0, err
 		}
 		n := uint64(binary.LittleEndian.Uint32(b[hdr:]))
 		at := v.scanNext
@@ -522,13 +538,16 @@ func (m *MF4Reader) vlsd(v *mf4Group, x uint64, after int64, dst *[frame.MaxLen]
 				return 0, bad("signal data of %d bytes, more than %d", n, frame.MaxLen)
 			}
 			b, err := s.peek(hdr + 4 + int(n))
+			if err == io.EOF {
+				return 0, m.lookEnd(dg.stream, x)
+			}
 			if err != nil {
-				return 0, m.lookErr(err, x)
+				return 0, err
 			}
 			copy(dst[:], b[hdr+4:])
 		}
 		if !s.skip(int64(hdr) + 4 + int64(n)) {
-			return 0, bad("signal data at offset %d runs past the data", x)
+			return 0, m.lookEnd(dg.stream, x)
 		}
 		if g != v {
 			continue
@@ -564,6 +583,16 @@ func (m *MF4Reader) signal(d *mf4Bytes, x uint64, dst *[frame.MaxLen]byte) (int,
 		return 0, m.lookErr(err, x)
 	}
 	return copy(dst[:], b[4:]), nil
+}
+
+// lookEnd is a VLSD look-up that ran into the end of the record
+// stream: where a truncated or unfinalized file ends, the end of the
+// data; else no value at that offset.
+func (m *MF4Reader) lookEnd(s *mf4Stream, x uint64) error {
+	if s.cut >= 0 || s.open {
+		return errMF4End
+	}
+	return bad("no signal data at offset %d", x)
 }
 
 // lookErr turns a failed look-up of signal data into a bad record, or

@@ -116,7 +116,7 @@ func (m *MF4Reader) want(off int64, id string, nlinks, ndata int) (*mf4Block, er
 }
 
 // once records a visit of a block that must be linked only once (DG, CG,
-// CN, DL, HL), so a link cycle is an error rather than a loop.
+// CN and data blocks), so a link cycle is an error rather than a loop.
 func (m *MF4Reader) once(off int64) error {
 	if m.seen[off] {
 		return m.errAt(off, "block linked twice: a link cycle")
@@ -251,6 +251,10 @@ func (m *MF4Reader) dataGroup(b *mf4Block) (*mf4DG, error) {
 	if g.only == nil || b.links[2] == 0 {
 		return nil, nil
 	}
+	if g.idSize == 0 && g.only.size == 0 {
+		// Records of no bytes would never end.
+		return nil, m.errAt(b.off, "records of 0 bytes without record ids")
+	}
 	// A VLSD channel names the channel group of its data by the group's
 	// block offset.
 	for _, d := range vlsdLinks {
@@ -277,6 +281,11 @@ func (m *MF4Reader) data(s *mf4Stream, off int64, top bool) error {
 	for off != 0 {
 		b, err := m.block(off, 24)
 		if err != nil {
+			return err
+		}
+		// Every data block is linked once, so the data to read is at
+		// most the file (and what its DZ blocks inflate to).
+		if err := m.once(off); err != nil {
 			return err
 		}
 		switch b.id {
@@ -312,13 +321,14 @@ func (m *MF4Reader) data(s *mf4Stream, off int64, top bool) error {
 				return m.errAt(off, "DZ block inflates to %d bytes, more than the %d accepted", n, mf4MaxInflated)
 			case clen > uint64(b.size-48):
 				return m.errAt(off, "DZ block of %d bytes cannot hold %d compressed bytes", b.size, clen)
+			case n > 1032*clen+64:
+				// Deflate expands at most 1032 times: a claim beyond is
+				// not worth an allocation.
+				return m.errAt(off, "DZ block of %d compressed bytes says it inflates to %d", clen, n)
 			}
 			f.n, f.clen = int64(n), int64(clen)
 			return m.frag(s, f)
 		case "DL":
-			if err := m.once(off); err != nil {
-				return err
-			}
 			if len(b.links) < 1 || len(b.data) < 8 {
 				return m.errAt(off, "DL block too short")
 			}
@@ -338,9 +348,6 @@ func (m *MF4Reader) data(s *mf4Stream, off int64, top bool) error {
 		case "HL":
 			if !top {
 				return m.errAt(off, "HL block inside a data list")
-			}
-			if err := m.once(off); err != nil {
-				return err
 			}
 			if len(b.links) < 1 {
 				return m.errAt(off, "HL block without links")

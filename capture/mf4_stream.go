@@ -124,6 +124,10 @@ func grow(b []byte, n int) []byte {
 // of all records, then all second bytes, ...), the rest as they were.
 func untranspose(out, in []byte, cols int) {
 	rows := len(in) / cols
+	if rows == 0 {
+		// More columns than bytes: nothing was transposed.
+		cols = 0
+	}
 	for c := range cols {
 		for r, b := range in[c*rows : (c+1)*rows] {
 			out[r*cols+c] = b
