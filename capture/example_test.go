@@ -58,5 +58,5 @@ func ExampleNewSource() {
 	// Output:
 	// can0 123 DE AD BE EF
 	// can1 1A0 01 02
-	// capture: unknown format: its first line is "hello"; known formats: candump, asc, trc, blf
+	// capture: unknown format: its first line is "hello"; known formats: candump, asc, trc, blf, mf4
 }

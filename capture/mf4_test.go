@@ -57,7 +57,7 @@ func TestMF4Formats(t *testing.T) {
 
 // readAll reads every frame of src with its interface name, and the
 // error that ended it (nil for io.EOF).
-func readAll(src Source) ([]frame.Frame, []string, error) {
+func readMF4All(src Source) ([]frame.Frame, []string, error) {
 	var out []frame.Frame
 	var names []string
 	var f frame.Frame
@@ -116,7 +116,7 @@ func TestMF4Layouts(t *testing.T) {
 		{"01.07 DZ transposed", build0107(classic, mdfDZT), classic},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, names, err := readAll(NewMF4Reader(bytes.NewReader(c.file), Options{}))
+			got, names, err := readMF4All(NewMF4Reader(bytes.NewReader(c.file), Options{}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -131,7 +131,7 @@ func TestMF4Truncated(t *testing.T) {
 	frames := testFrames(100, false, false, false)
 	file := buildCANedge(frames, mdfDT)
 	cut := len(file) - 500
-	got, _, err := readAll(NewMF4Reader(bytes.NewReader(file[:cut]), Options{}))
+	got, _, err := readMF4All(NewMF4Reader(bytes.NewReader(file[:cut]), Options{}))
 	var oe *OffsetError
 	if !errors.As(err, &oe) || oe.Offset != int64(cut) {
 		t.Fatalf("got %v, want an *OffsetError at byte %d", err, cut)
@@ -147,7 +147,7 @@ func TestMF4UnfinalizedEnd(t *testing.T) {
 	frames := testFrames(100, true, true, false)
 	file := buildCANedge(frames, mdfDTOpen)
 	for _, cut := range []int{1, 5, 20, 21, 25, 30, 40, 60} {
-		got, names, err := readAll(NewMF4Reader(bytes.NewReader(file[:len(file)-cut]), Options{}))
+		got, names, err := readMF4All(NewMF4Reader(bytes.NewReader(file[:len(file)-cut]), Options{}))
 		if err != nil {
 			t.Fatalf("cut %d: got %v, want io.EOF", cut, err)
 		}
@@ -197,7 +197,7 @@ func TestMF4BadRecord(t *testing.T) {
 		t.Errorf("got %d frames, want 9", n)
 	}
 	skip := NewMF4Reader(bytes.NewReader(file), Options{SkipInvalid: true})
-	got, _, err := readAll(skip)
+	got, _, err := readMF4All(skip)
 	if err != nil || len(got) != 9 || skip.Skipped() != 1 {
 		t.Errorf("SkipInvalid: got %d frames, %d skipped, %v; want 9, 1, nil", len(got), skip.Skipped(), err)
 	}
@@ -235,7 +235,7 @@ func TestMF4Refuses(t *testing.T) {
 		{"unknown record id", longer, int64(len(base)), "record id"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, _, err := readAll(NewMF4Reader(bytes.NewReader(c.file), Options{SkipInvalid: true}))
+			_, _, err := readMF4All(NewMF4Reader(bytes.NewReader(c.file), Options{SkipInvalid: true}))
 			var oe *OffsetError
 			if !errors.As(err, &oe) || oe.Offset != c.at || !strings.Contains(oe.Msg, c.msg) {
 				t.Fatalf("got %v, want an *OffsetError at byte %d saying %q", err, c.at, c.msg)
@@ -251,7 +251,7 @@ func TestMF4StartTime(t *testing.T) {
 	file := buildCANedge(frames, mdfDT)
 	binary.LittleEndian.PutUint16(file[64+24+48+8:], 120) // tz +2 h
 	binary.LittleEndian.PutUint16(file[64+24+48+10:], 60) // DST +1 h
-	got, names, err := readAll(NewMF4Reader(bytes.NewReader(file), Options{}))
+	got, names, err := readMF4All(NewMF4Reader(bytes.NewReader(file), Options{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestMF4Spool(t *testing.T) {
 	t.Setenv("TMPDIR", dir)
 	frames := testFrames(500, true, true, false)
 	src := NewMF4Reader(nonSeeker{bytes.NewReader(buildCANedge(frames, mdfDZT))}, Options{})
-	got, names, err := readAll(src)
+	got, names, err := readMF4All(src)
 	if err != nil {
 		t.Fatal(err)
 	}

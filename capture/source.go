@@ -50,6 +50,10 @@ type format struct {
 	detect func(head []byte) bool
 	// open returns a Source that reads the capture from its start.
 	open func(r io.Reader, opts Options) Source
+	// random: the format needs to seek (MDF's blocks link to each other
+	// by offset). Where the input can seek, open gets it as it is, at
+	// its start; otherwise the format copes with a stream.
+	random bool
 }
 
 // formats are the formats NewSource knows, tried in this order. A new
@@ -60,6 +64,7 @@ var formats = []format{
 	{name: "asc", detect: detectASC, open: func(r io.Reader, opts Options) Source { return NewASCReader(r, opts) }},
 	{name: "trc", detect: detectTRC, open: func(r io.Reader, opts Options) Source { return NewTRCReader(r, opts) }},
 	{name: "blf", detect: detectBLF, open: func(r io.Reader, opts Options) Source { return NewBLFReader(r, opts) }},
+	{name: "mf4", detect: detectMF4, random: true, open: func(r io.Reader, opts Options) Source { return NewMF4Reader(r, opts) }},
 }
 
 // sniffLen is the most NewSource reads of a capture before it decides on
@@ -82,6 +87,16 @@ func NewSource(r io.Reader, opts Options) (Source, error) {
 func newSource(r io.Reader, opts Options) (Source, string, error) {
 	// The size is the Reader's, so that NewReader takes br as it is
 	// rather than buffer it once more.
+	// An input that can seek is handed as it is to a format that must
+	// (see format.random), from where it was.
+	start, canSeek := int64(0), false
+	if rs, ok := r.(io.ReadSeeker); ok {
+		if _, ok := r.(io.ReaderAt); ok {
+			var err error
+			start, err = rs.Seek(0, io.SeekCurrent)
+			canSeek = err == nil
+		}
+	}
 	br := bufio.NewReaderSize(r, MaxLineLen)
 	head, err := sniff(br)
 	if err != nil && err != io.EOF {
@@ -102,9 +117,16 @@ func newSource(r io.Reader, opts Options) (Source, string, error) {
 		return newGzipSource(rest, opts)
 	}
 	for _, f := range formats {
-		if f.detect(head) {
-			return f.open(rest, opts), f.name, nil
+		if !f.detect(head) {
+			continue
 		}
+		if f.random && canSeek {
+			if _, err := r.(io.Seeker).Seek(start, io.SeekStart); err != nil {
+				return nil, "", fmt.Errorf("capture: seek: %w", err)
+			}
+			return f.open(r, opts), f.name, nil
+		}
+		return f.open(rest, opts), f.name, nil
 	}
 	return nil, "", formatError(head)
 }
