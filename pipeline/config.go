@@ -1,10 +1,21 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/yukart/candec/envelope"
+)
+
+// Errors of the pipeline package.
+var (
+	// ErrConfig is wrapped by errors in a Config.
+	ErrConfig = errors.New("pipeline: bad config")
+	// ErrTopic is wrapped by errors in a topic or topic template.
+	ErrTopic = errors.New("pipeline: bad topic")
+	// ErrPolicy is wrapped by every *PolicyError.
+	ErrPolicy = errors.New("pipeline: bad policy")
 )
 
 // Defaults filled in by New.

@@ -1,201 +1,157 @@
 package pipeline
 
 import (
-	"strconv"
-	"strings"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
 )
 
-// OutKind says why an envelope was published.
-type OutKind uint8
+// Engine runs decoded values through their policies and publishes
+// envelopes to a Sink. Build it with New. An Engine is not safe for
+// concurrent use: one goroutine calls Frame, Advance, Flush, Republish
+// and Stats.
+type Engine struct {
+	db   *dbc.Database
+	dec  *decoder.Decoder
+	cfg  Config
+	sink Sink
 
-// Output kinds.
-const (
-	// KindValue: a new value, published as it arrived.
-	KindValue OutKind = iota
-	// KindTrailing: the latest value held back by a rate cap, published
-	// when the cap's window closed (for a message with a cycle time: when
-	// no fresher frame came by the grace deadline, up to one cycle later).
-	KindTrailing
-	// KindHeartbeat: the current value again, after a heartbeat period
-	// without a publish.
-	KindHeartbeat
-	// KindStale: the last value flagged stale, after the signal's frames
-	// stopped.
-	KindStale
-	// KindFlush: a value held back by a rate cap, published by Flush.
-	KindFlush
-	// KindRepublish: the last published state again, by Republish.
-	KindRepublish
-	// KindWindow: a window-stream message (Out.Signal is nil).
-	KindWindow
+	vals  []decoder.Value
+	sigs  []sigState
+	msgs  []msgState
+	heap  []timer // min-heap on wake
+	hpos  []int32 // by timer id: its position in heap, -1 when absent
+	now   int64
+	begun bool // a frame has set now
 
-	numKinds
-)
+	// The clock guard (see "Clock jumps" in doc.go). latest is the
+	// newest frame time accepted on the current timebase; cand holds
+	// the frames, beyond maxJump from now, that may start a new one
+	// (capacity confirm, allocated once), candMax the newest of them.
+	maxJump int64
+	confirm int
+	latest  int64
+	cand    []frame.Frame
+	candMax int64
 
-// String names the kind as in metrics labels.
-func (k OutKind) String() string {
-	switch k {
-	case KindValue:
-		return "value"
-	case KindTrailing:
-		return "trailing"
-	case KindHeartbeat:
-		return "heartbeat"
-	case KindStale:
-		return "stale"
-	case KindFlush:
-		return "flush"
-	case KindRepublish:
-		return "republish"
-	case KindWindow:
-		return "window"
-	}
-	return "unknown"
-}
+	stats Stats
+	env   envelope.Envelope
+	out   Out
+	buf   []byte
 
-// Out is one message to publish. The Engine reuses it: it and Payload
-// are valid only during the Sink's Publish call.
-type Out struct {
-	// Topic to publish on; signal topics are retained, the window topic
-	// is not.
-	Topic string
-	// Payload is the encoded envelope or window.
-	Payload []byte
-	// Signal is the signal published, nil for a window.
-	Signal *dbc.Signal
-	// Seq is the envelope's (or window's) seq.
-	Seq uint64
-	// TS is the envelope's frame timestamp (ns since the Unix epoch);
-	// for a window, its start.
-	TS int64
-	// Kind says why it is published.
-	Kind OutKind
-	// Env is the envelope as published, nil for a window.
-	Env *envelope.Envelope
-}
-
-// Sink receives the Engine's output. Publish is called synchronously
-// from the goroutine that calls the Engine's methods.
-type Sink interface {
-	Publish(o *Out)
-}
-
-// SinkFunc adapts a function to Sink.
-type SinkFunc func(o *Out)
-
-// Publish calls f(o).
-func (f SinkFunc) Publish(o *Out) { f(o) }
-
-// Stats are the Engine's counters since New.
-type Stats struct {
-	// Frames counts frames passed to Frame.
-	Frames uint64
-	// Decoded counts frames of a message in the database.
-	Decoded uint64
-	// Unknown counts frames whose ID is not in the database.
-	Unknown uint64
-	// Skipped counts remote and error frames.
-	Skipped uint64
-	// Late counts frames behind the Engine's now (out of order, or
-	// behind an Advance) by at most Config.MaxClockJump; they are
-	// processed at now.
-	Late uint64
-	// Future counts frames more than MaxClockJump ahead of now, and Past
-	// frames more than MaxClockJump behind it, that no run of
-	// Config.ClockConfirm frames confirmed as a new timebase: their
-	// timestamps are implausible, and they are dropped (not decoded into
-	// any policy, never published).
-	Future, Past uint64
-	// Discontinuities counts new timebases adopted: runs of
-	// ClockConfirm frames beyond MaxClockJump from now that agreed with
-	// each other. Each restarted the policies' timing.
-	Discontinuities uint64
-	// LastOutlier is the timestamp of the latest frame counted in Future
-	// or Past; LastJump is the latest discontinuity's step, new time
-	// minus the clock before it (saturated at the int64 range).
-	LastOutlier, LastJump int64
-	// Span is the frame time the clock has covered: from the first frame
-	// to now, with the steps of discontinuities left out.
-	Span time.Duration
-	// Values counts decoded signal values.
-	Values uint64
-	// Truncated counts values not decoded because the frame was short;
-	// they are not published.
-	Truncated uint64
-	// Unpublished counts values of signals with publish: false.
-	Unpublished uint64
-	// Envelopes counts published envelopes by kind (window messages in
-	// Envelopes[KindWindow]).
-	Envelopes [numKinds]uint64
-	// SuppressedCap counts values replaced by a newer one while a rate
-	// cap held them back.
-	SuppressedCap uint64
-	// SuppressedUnchanged counts values within the on-change deadband
-	// of the value last published.
-	SuppressedUnchanged uint64
-}
-
-// ClockSummary says which frames the clock did not take as they came,
-// for a person: "clock: 3 late, 1 future dropped, 1 discontinuity",
-// with only the counts that are not zero; "" when all are.
-func (s Stats) ClockSummary() string {
-	var parts []string
-	add := func(n uint64, one, many string) {
-		switch {
-		case n == 1:
-			parts = append(parts, "1 "+one)
-		case n > 1:
-			parts = append(parts, strconv.FormatUint(n, 10)+" "+many)
-		}
-	}
-	add(s.Late, "late", "late")
-	add(s.Future, "future dropped", "future dropped")
-	add(s.Past, "past dropped", "past dropped")
-	add(s.Discontinuities, "discontinuity", "discontinuities")
-	if len(parts) == 0 {
-		return ""
-	}
-	return "clock: " + strings.Join(parts, ", ")
-}
-
-// Published returns the number of envelopes of kind k.
-func (s Stats) Published(k OutKind) uint64 {
-	if k >= numKinds {
-		return 0
-	}
-	return s.Envelopes[k]
-}
-
-// Total returns the number of signal envelopes published, windows not
-// included.
-func (s Stats) Total() uint64 {
-	var n uint64
-	for k, v := range s.Envelopes {
-		if OutKind(k) != KindWindow {
-			n += v
-		}
-	}
-	return n
-}
-
-// Kinds lists every OutKind, for labelling metrics.
-func Kinds() []OutKind {
-	ks := make([]OutKind, numKinds)
-	for i := range ks {
-		ks[i] = OutKind(i)
-	}
-	return ks
+	// The window stream, when configured.
+	win       *envelope.WindowEncoder
+	winTopic  string
+	winPeriod int64
+	winEnd    int64
+	winSeq    uint64
+	winBuf    []byte
+	winOut    Out
 }
 
 // New builds an engine for db. It resolves every signal's policy and
 // topic, and fails with a clear message when the topic template maps two
 // published signals to one topic or makes an invalid topic.
-func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) { return newEngine(db, cfg, sink) }
+func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
+	if db == nil {
+		return nil, fmt.Errorf("%w: no database", ErrConfig)
+	}
+	if sink == nil {
+		return nil, fmt.Errorf("%w: no sink", ErrConfig)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	e := &Engine{
+		db:   db,
+		dec:  decoder.New(db),
+		cfg:  cfg,
+		sink: sink,
+		sigs: make([]sigState, len(db.Signals)),
+		msgs: make([]msgState, len(db.Messages)),
+		heap: make([]timer, 0, len(db.Signals)+len(db.Messages)),
+		hpos: make([]int32, len(db.Signals)+len(db.Messages)),
+		buf:  make([]byte, 0, 256),
+
+		maxJump: int64(cfg.MaxClockJump),
+		confirm: cfg.ClockConfirm,
+		cand:    make([]frame.Frame, 0, cfg.ClockConfirm),
+	}
+	e.vals = make([]decoder.Value, 0, e.dec.MaxSignals())
+	for i := range e.hpos {
+		e.hpos[i] = -1
+	}
+	msgIndex := make(map[*dbc.Message]int32, len(db.Messages))
+	for i, m := range db.Messages {
+		msgIndex[m] = int32(i)
+	}
+	e.env.Epoch = cfg.Epoch
+	owner := make(map[string]*dbc.Signal, len(db.Signals))
+	var clashes topicClashes
+	for i, sig := range db.Signals {
+		s := &e.sigs[i]
+		s.sig = sig
+		s.msg = msgIndex[sig.Message]
+		s.pol = cfg.Policies.Resolve(sig)
+		s.setPolicy()
+		if s.interval > 0 && sig.Message != nil && sig.Message.CycleTime > 0 {
+			s.cycle = int64(sig.Message.CycleTime)
+		}
+		s.unit = []byte(sig.Unit)
+		switch sig.Type {
+		case dbc.Integer:
+			s.decimals = decoder.ScaleDecimals(sig.Factor, sig.Offset)
+		case dbc.Float32:
+			s.f32 = sig.Factor == 1 && sig.Offset == 0
+		}
+		if len(sig.Values) > 0 {
+			s.labels = make([][]byte, len(sig.Values))
+			for j, v := range sig.Values {
+				s.labels[j] = []byte(v.Label)
+			}
+		}
+		topic, err := expandTopic(cfg.TopicTemplate, sig, cfg.Bus)
+		if err != nil {
+			return nil, err
+		}
+		s.topic = topic
+		if !s.publish {
+			continue
+		}
+		if s.staleAfter > 0 {
+			m := &e.msgs[s.msg]
+			m.sigs = append(m.sigs, int32(i))
+			if m.minStale == 0 || s.staleAfter < m.minStale {
+				m.minStale = s.staleAfter
+			}
+		}
+		if prev, ok := owner[topic]; ok {
+			clashes.add(topic, prev, sig)
+			continue
+		}
+		owner[topic] = sig
+	}
+	if len(clashes.topics) > 0 {
+		return nil, clashes.err(cfg.TopicTemplate)
+	}
+	if w := cfg.Window; w != nil {
+		if _, ok := owner[w.Topic]; ok {
+			return nil, fmt.Errorf("%w: window topic %q is also a signal topic", ErrTopic, w.Topic)
+		}
+		e.win = envelope.NewWindowEncoder(cfg.Encoding)
+		e.winTopic = w.Topic
+		e.winPeriod = int64(w.Period)
+		e.winEnd = math.MinInt64
+		e.winBuf = make([]byte, 0, 4096)
+	}
+	return e, nil
+}
 
 // Frame decodes f and runs each of its values through its signal's
 // policy, publishing what is due. First it fires every deadline before
@@ -204,7 +160,21 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) { return newE
 // held as a candidate for a new timebase and, unless enough frames
 // confirm that timebase, dropped (see "Clock jumps" in the package
 // documentation). It does not allocate in steady state.
-func (e *Engine) Frame(f *frame.Frame) { e.frame(f) }
+func (e *Engine) Frame(f *frame.Frame) {
+	e.stats.Frames++
+	if e.begun {
+		if _, far := e.offset(f.Time); far {
+			e.candidate(f)
+			return
+		}
+	}
+	if len(e.cand) > 0 {
+		// The clock's timebase goes on: what looked like a new one was
+		// a run of outliers.
+		e.dropCandidates()
+	}
+	e.apply(f)
+}
 
 // Advance moves now forward to t when frames stop: it fires every
 // deadline before t and closes the window stream's windows that end at
@@ -213,11 +183,34 @@ func (e *Engine) Frame(f *frame.Frame) { e.frame(f) }
 // later frames count as late and the output may differ from an offline
 // run. A t at or before now does nothing. Advance trusts t: derive it
 // from Latest, which frames with implausible timestamps do not move.
-func (e *Engine) Advance(t int64) { e.advance(t) }
+func (e *Engine) Advance(t int64) {
+	if !e.begun || t <= e.now {
+		return
+	}
+	prev := e.now
+	e.fireBefore(t)
+	e.now = t
+	e.stats.Span += time.Duration(t - prev)
+	e.closeWindow()
+}
 
 // Flush is for shutdown: it advances to t, publishes every value a rate
 // cap still holds back (KindFlush) and closes the open window.
-func (e *Engine) Flush(t int64) { e.flush(t) }
+func (e *Engine) Flush(t int64) {
+	// Frames still waiting to confirm a new timebase did not: the
+	// stream ended first.
+	e.dropCandidates()
+	e.Advance(t)
+	for i := range e.sigs {
+		if s := &e.sigs[i]; s.pending {
+			e.publish(s, KindFlush, e.now)
+			e.schedule(s)
+		}
+	}
+	if e.win != nil && e.win.Len() > 0 {
+		e.sendWindow()
+	}
+}
 
 // Republish publishes, after a reconnect, each signal's last published
 // envelope again (KindRepublish: same value, ts and flags) with the next
@@ -225,13 +218,27 @@ func (e *Engine) Flush(t int64) { e.flush(t) }
 // see the gap. It changes no policy timing and is not added to the
 // window stream. Envelopes after it carry seq one higher than an offline
 // run would give them.
-func (e *Engine) Republish() { e.republish() }
+func (e *Engine) Republish() {
+	for i := range e.sigs {
+		if s := &e.sigs[i]; s.hasPub {
+			e.publish(s, KindRepublish, e.now)
+		}
+	}
+}
 
 // Stats returns a copy of the counters.
 func (e *Engine) Stats() Stats { return e.stats }
 
 // Topics returns the topics of the published signals, in signal order.
-func (e *Engine) Topics() []string { return e.topicList() }
+func (e *Engine) Topics() []string {
+	ts := make([]string, 0, len(e.sigs))
+	for i := range e.sigs {
+		if e.sigs[i].publish {
+			ts = append(ts, e.sigs[i].topic)
+		}
+	}
+	return ts
+}
 
 // Policy returns the resolved policy of signal s.
 func (e *Engine) Policy(s *dbc.Signal) Policy { return e.sigs[s.Index].pol }
@@ -244,3 +251,223 @@ func (e *Engine) Now() int64 { return e.now }
 // it). A live caller derives its watermark from it: frames the Engine
 // dropped as outliers must not drag the watermark along.
 func (e *Engine) Latest() int64 { return e.latest }
+
+// apply runs f on the clock's timebase: it moves now on to f's time, or
+// counts f late when it is behind, and runs its values.
+func (e *Engine) apply(f *frame.Frame) {
+	t := f.Time
+	switch {
+	case !e.begun:
+		e.begun, e.now, e.latest = true, t, t
+	case t < e.now:
+		e.stats.Late++
+	default:
+		prev := e.now
+		e.fireBefore(t)
+		e.now = t
+		e.stats.Span += time.Duration(t - prev)
+	}
+	e.latest = max(e.latest, t)
+	e.closeWindow()
+	msg, vals := e.dec.Decode(f, e.vals[:0])
+	if msg == nil {
+		if f.Flags&(frame.Remote|frame.Error) != 0 {
+			e.stats.Skipped++
+		} else {
+			e.stats.Unknown++
+		}
+		return
+	}
+	e.stats.Decoded++
+	for i := range vals {
+		e.value(&vals[i], f.Time)
+	}
+	if len(msg.Signals) > 0 {
+		e.seen(e.sigs[msg.Signals[0].Index].msg)
+	}
+}
+
+// value runs one decoded value through its signal's policy at e.now.
+func (e *Engine) value(v *decoder.Value, ts int64) {
+	e.stats.Values++
+	if v.Flags&decoder.Truncated != 0 {
+		e.stats.Truncated++
+		return
+	}
+	s := &e.sigs[v.Signal.Index]
+	if !s.publish {
+		e.stats.Unpublished++
+		return
+	}
+	s.setSample(v, ts)
+	now := e.now
+	switch {
+	case !s.hasPub || s.stale:
+		// The first value, or the one that clears a stale mark: at once.
+		e.publish(s, KindValue, now)
+	case s.onChange && s.unchanged(&s.last):
+		e.stats.SuppressedUnchanged++
+		if s.pending {
+			// What was held back is no longer the current value.
+			s.pending = false
+			e.stats.SuppressedUnchanged++
+		}
+		if s.heartbeat > 0 && now >= s.lastPubAt+s.heartbeat {
+			e.publish(s, KindHeartbeat, now)
+		}
+	case s.interval == 0 || now >= s.lastPubAt+s.interval:
+		// Past the window's end, also while a held value waits for its
+		// grace deadline: this fresher value supersedes it.
+		if s.pending {
+			e.stats.SuppressedCap++
+		}
+		e.publish(s, KindValue, now)
+	default:
+		if s.pending {
+			e.stats.SuppressedCap++
+		}
+		s.pending = true
+	}
+	e.schedule(s)
+}
+
+// publish sends s.last (or, for KindRepublish, s.pub) on s's topic.
+// at is the engine time of the publish, which policies time from.
+func (e *Engine) publish(s *sigState, kind OutKind, at int64) {
+	switch kind {
+	case KindRepublish:
+		// The retained state again: same value, ts and flags, new seq.
+	case KindStale:
+		s.pub = s.last
+		s.pub.flags |= envelope.Stale
+	default:
+		s.pub = s.last
+	}
+	if kind != KindRepublish {
+		s.hasPub = true
+		s.pending = false
+		s.stale = kind == KindStale
+		s.lastPubAt = at
+	}
+	s.seq++
+	p := &s.pub
+	env := &e.env
+	env.Kind, env.Int, env.Uint, env.Float = p.kind, p.i, p.u, p.f
+	if s.f32 && p.kind == envelope.Float {
+		// The rest of decoder.Tidy, for float32 signals: done on publish
+		// only, as it costs a formatting and a parse.
+		env.Float = decoder.Shortest32(p.f)
+	}
+	env.Unit = s.unit
+	env.Label = nil
+	if p.label >= 0 {
+		env.Label = s.labels[p.label]
+	}
+	env.TS, env.Seq, env.Flags = p.ts, s.seq, p.flags
+	e.buf = envelope.Append(e.cfg.Encoding, e.buf[:0], env)
+	if e.win != nil && kind != KindRepublish {
+		e.windowAt(at)
+		e.win.AddEncoded(s.topic, e.buf)
+	}
+	e.stats.Envelopes[kind]++
+	e.out = Out{Topic: s.topic, Payload: e.buf, Signal: s.sig, Seq: s.seq, TS: p.ts, Kind: kind, Env: env}
+	e.sink.Publish(&e.out)
+}
+
+// fire publishes what is due for s at deadline d (trailing value or
+// heartbeat); e.now is d.
+func (e *Engine) fire(s *sigState, d int64) {
+	if at := s.trailAt(); s.pending && at <= d {
+		// The window of the cap closed and no fresher frame came by the
+		// grace deadline: the held value goes out, and the next window
+		// is timed from this publish, so the cap holds in every window.
+		e.publish(s, KindTrailing, at)
+	}
+	if s.heartbeat > 0 && s.hasPub && !s.stale && s.lastPubAt+s.heartbeat <= d {
+		e.publish(s, KindHeartbeat, d)
+	}
+}
+
+// fireBefore fires every deadline before t, in deadline order.
+func (e *Engine) fireBefore(t int64) {
+	nsig := int32(len(e.sigs))
+	for len(e.heap) > 0 && e.heap[0].wake < t {
+		id := e.heap[0].id
+		var d int64
+		if id >= nsig {
+			m := &e.msgs[id-nsig]
+			if d = e.staleDeadline(m); d <= e.heap[0].wake {
+				e.now = max(e.now, d)
+				e.fireStale(m, d)
+				d = e.staleDeadline(m)
+			}
+		} else {
+			s := &e.sigs[id]
+			if d = s.nextDeadline(); d <= e.heap[0].wake {
+				// Due (d < wake cannot happen: schedule lowers the key).
+				e.now = max(e.now, d)
+				e.fire(s, d)
+				d = s.nextDeadline()
+			}
+		}
+		// The deadline moved on (a new value came since it was set) or
+		// was just served: re-key the root, or drop it.
+		if d == never {
+			e.heapPop()
+		} else {
+			e.heap[0].wake = d
+			e.heapDown(0)
+		}
+	}
+}
+
+// schedule makes sure s is in the timer heap no later than its next
+// deadline. A deadline that moved later is left for fireBefore to find.
+func (e *Engine) schedule(s *sigState) {
+	if d := s.nextDeadline(); d != never {
+		e.arm(int32(s.sig.Index), d)
+	}
+}
+
+// arm makes sure timer id is in the heap no later than d.
+func (e *Engine) arm(id int32, d int64) {
+	switch pos := e.hpos[id]; {
+	case pos < 0:
+		e.heapPush(timer{wake: d, id: id})
+	case d < e.heap[pos].wake:
+		e.heap[pos].wake = d
+		e.heapUp(int(pos))
+	}
+}
+
+// seen records a frame of message m at e.now and arms its staleness
+// timer no later than the earliest deadline its signals can have.
+func (e *Engine) seen(m int32) {
+	ms := &e.msgs[m]
+	ms.seen = e.now
+	if ms.minStale > 0 {
+		e.arm(int32(len(e.sigs))+m, ms.seen+ms.minStale)
+	}
+}
+
+// staleDeadline returns when the next signal of m turns stale, or never.
+func (e *Engine) staleDeadline(m *msgState) int64 {
+	d := int64(never)
+	for _, i := range m.sigs {
+		if s := &e.sigs[i]; s.hasLast && !s.stale {
+			d = min(d, m.seen+s.staleAfter)
+		}
+	}
+	return d
+}
+
+// fireStale marks stale, in signal order, each signal of m whose
+// stale_after has passed by deadline d.
+func (e *Engine) fireStale(m *msgState, d int64) {
+	for _, i := range m.sigs {
+		if s := &e.sigs[i]; s.staleDue(m.seen, d) {
+			e.publish(s, KindStale, d)
+			e.schedule(s)
+		}
+	}
+}

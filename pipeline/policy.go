@@ -1,6 +1,11 @@
 package pipeline
 
 import (
+	_ "embed"
+	"fmt"
+	"math"
+	"os"
+	"path"
 	"time"
 
 	"github.com/yukart/candec/dbc"
@@ -46,18 +51,84 @@ func (p *PolicyFile) Name() string { return p.name }
 
 // LoadPolicy reads a YAML policy file (see docs/policy.md). Errors name
 // the file, the line and the key.
-func LoadPolicy(path string) (*PolicyFile, error) { return loadPolicy(path) }
+func LoadPolicy(path string) (*PolicyFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("pipeline: load policy: %w", err)
+	}
+	return ParsePolicy(path, data)
+}
 
-// ParsePolicy parses a YAML policy; name is used in errors.
-func ParsePolicy(name string, data []byte) (*PolicyFile, error) { return parsePolicy(name, data) }
+//go:embed default_policy.yaml
+var defaultPolicyYAML []byte
+
+// DefaultPolicyYAML returns the text of the built-in policy, a starting
+// point for a policy file of one's own.
+func DefaultPolicyYAML() []byte { return append([]byte(nil), defaultPolicyYAML...) }
 
 // DefaultPolicy returns the built-in policy (docs/policy.md explains
 // it): every signal capped at 20 Hz; states (signals with a value table)
 // and temperatures on change with a 1 s heartbeat; stale after 3 cycle
 // times of the message.
-func DefaultPolicy() *PolicyFile { return defaultPolicy() }
+func DefaultPolicy() *PolicyFile {
+	p, err := ParsePolicy("default", defaultPolicyYAML)
+	if err != nil {
+		// The embedded file is tested; reaching this is a build defect.
+		panic(err)
+	}
+	return p
+}
 
-// Resolve returns the policy of signal s: the defaults, then each
+// Resolve returns the policy of signal sig: the defaults, then each
 // matching rule in order, each key set by a later rule replacing the
 // earlier value.
-func (p *PolicyFile) Resolve(s *dbc.Signal) Policy { return p.resolve(s) }
+func (p *PolicyFile) Resolve(sig *dbc.Signal) Policy {
+	s := initial
+	s.merge(&p.defaults)
+	for i := range p.rules {
+		if p.rules[i].matches(sig) {
+			s.merge(&p.rules[i].settings)
+		}
+	}
+	pol := s.pol
+	switch {
+	case s.set&staleAfterBit != 0:
+		// Set by a section: it wins over stale_cycles.
+	case sig.Message != nil && sig.Message.CycleTime > 0 && s.staleCycles > 0:
+		pol.StaleAfter = time.Duration(math.Round(s.staleCycles * float64(sig.Message.CycleTime)))
+	default:
+		pol.StaleAfter = s.staleDefault
+	}
+	return pol
+}
+
+// rule is one entry of "rules": selectors, all of which must hold, and
+// the settings it applies.
+type rule struct {
+	match     []string // globs on the signal name or message.signal
+	unit      []string // globs on the unit
+	hasValues *bool
+	settings
+}
+
+func (r *rule) matches(s *dbc.Signal) bool {
+	if len(r.match) > 0 && !anyGlob(r.match, s.Name) && !anyGlob(r.match, s.FullName()) {
+		return false
+	}
+	if len(r.unit) > 0 && !anyGlob(r.unit, s.Unit) {
+		return false
+	}
+	if r.hasValues != nil && *r.hasValues != (len(s.Values) > 0) {
+		return false
+	}
+	return true
+}
+
+func anyGlob(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
+			return true
+		}
+	}
+	return false
+}

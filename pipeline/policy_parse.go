@@ -1,16 +1,12 @@
 package pipeline
 
 import (
-	_ "embed"
 	"fmt"
 	"math"
-	"os"
-	"path"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/yukart/candec/dbc"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -49,147 +45,6 @@ func (e *PolicyError) Error() string {
 // Unwrap returns ErrPolicy.
 func (e *PolicyError) Unwrap() error { return ErrPolicy }
 
-// Setting keys, one bit each in settings.set.
-const (
-	setPublish = 1 << iota
-	setMaxRate
-	setOnChange
-	setDeadband
-	setDeadbandPct
-	setHeartbeat
-	setStaleAfter
-	setStaleCycles
-	setStaleDefault
-)
-
-// settings are the keys one section sets; set says which.
-type settings struct {
-	set          uint16
-	publish      bool
-	onChange     bool
-	maxRate      float64
-	deadband     float64
-	deadbandPct  float64
-	staleCycles  float64
-	heartbeat    time.Duration
-	staleAfter   time.Duration
-	staleDefault time.Duration
-}
-
-// merge overrides s with every key o sets.
-func (s *settings) merge(o *settings) {
-	if o.set&setPublish != 0 {
-		s.publish = o.publish
-	}
-	if o.set&setMaxRate != 0 {
-		s.maxRate = o.maxRate
-	}
-	if o.set&setOnChange != 0 {
-		s.onChange = o.onChange
-	}
-	if o.set&setDeadband != 0 {
-		s.deadband = o.deadband
-	}
-	if o.set&setDeadbandPct != 0 {
-		s.deadbandPct = o.deadbandPct
-	}
-	if o.set&setHeartbeat != 0 {
-		s.heartbeat = o.heartbeat
-	}
-	if o.set&setStaleAfter != 0 {
-		s.staleAfter = o.staleAfter
-	}
-	if o.set&setStaleCycles != 0 {
-		s.staleCycles = o.staleCycles
-	}
-	if o.set&setStaleDefault != 0 {
-		s.staleDefault = o.staleDefault
-	}
-	s.set |= o.set
-}
-
-// rule is one entry of "rules": selectors, all of which must hold, and
-// the settings it applies.
-type rule struct {
-	match     []string // globs on the signal name or message.signal
-	unit      []string // globs on the unit
-	hasValues *bool
-	settings
-}
-
-func (r *rule) matches(s *dbc.Signal) bool {
-	if len(r.match) > 0 && !anyGlob(r.match, s.Name) && !anyGlob(r.match, s.FullName()) {
-		return false
-	}
-	if len(r.unit) > 0 && !anyGlob(r.unit, s.Unit) {
-		return false
-	}
-	if r.hasValues != nil && *r.hasValues != (len(s.Values) > 0) {
-		return false
-	}
-	return true
-}
-
-func anyGlob(globs []string, name string) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, name); ok {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *PolicyFile) resolve(sig *dbc.Signal) Policy {
-	s := settings{publish: true}
-	s.merge(&p.defaults)
-	for i := range p.rules {
-		if p.rules[i].matches(sig) {
-			s.merge(&p.rules[i].settings)
-		}
-	}
-	pol := Policy{
-		Publish:     s.publish,
-		MaxRate:     s.maxRate,
-		OnChange:    s.onChange,
-		Deadband:    s.deadband,
-		DeadbandPct: s.deadbandPct,
-		Heartbeat:   s.heartbeat,
-	}
-	switch {
-	case s.set&setStaleAfter != 0:
-		pol.StaleAfter = s.staleAfter
-	case sig.Message != nil && sig.Message.CycleTime > 0 && s.staleCycles > 0:
-		pol.StaleAfter = time.Duration(math.Round(s.staleCycles * float64(sig.Message.CycleTime)))
-	default:
-		pol.StaleAfter = s.staleDefault
-	}
-	return pol
-}
-
-//go:embed default_policy.yaml
-var defaultPolicyYAML []byte
-
-// DefaultPolicyYAML returns the text of the built-in policy, a starting
-// point for a policy file of one's own.
-func DefaultPolicyYAML() []byte { return append([]byte(nil), defaultPolicyYAML...) }
-
-func defaultPolicy() *PolicyFile {
-	p, err := parsePolicy("default", defaultPolicyYAML)
-	if err != nil {
-		// The embedded file is tested; reaching this is a build defect.
-		panic(err)
-	}
-	return p
-}
-
-func loadPolicy(name string) (*PolicyFile, error) {
-	data, err := os.ReadFile(name)
-	if err != nil {
-		return nil, fmt.Errorf("pipeline: load policy: %w", err)
-	}
-	return parsePolicy(name, data)
-}
-
 // policyParser walks the YAML node tree of one file.
 type policyParser struct{ file string }
 
@@ -201,7 +56,8 @@ func (pp *policyParser) errorf(n *yaml.Node, key, format string, args ...any) er
 	return e
 }
 
-func parsePolicy(name string, data []byte) (*PolicyFile, error) {
+// ParsePolicy parses a YAML policy; name is used in errors.
+func ParsePolicy(name string, data []byte) (*PolicyFile, error) {
 	pp := &policyParser{file: name}
 	p := &PolicyFile{name: name}
 	var doc yaml.Node
@@ -256,73 +112,23 @@ func (pp *policyParser) settingsMap(n *yaml.Node, where string, s *settings, r *
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		key := k.Value
-		var err error
-		switch key {
-		case "publish":
-			s.publish, err = pp.boolean(v, key)
-			s.set |= setPublish
-		case "on_change":
-			s.onChange, err = pp.boolean(v, key)
-			s.set |= setOnChange
-		case "max_rate":
-			s.maxRate, err = pp.number(v, key)
-			s.set |= setMaxRate
-		case "deadband":
-			s.deadband, err = pp.number(v, key)
-			s.set |= setDeadband
-		case "deadband_pct":
-			s.deadbandPct, err = pp.number(v, key)
-			s.set |= setDeadbandPct
-		case "stale_cycles":
-			s.staleCycles, err = pp.number(v, key)
-			s.set |= setStaleCycles
-		case "heartbeat":
-			s.heartbeat, err = pp.duration(v, key)
-			s.set |= setHeartbeat
-		case "stale_after":
-			s.staleAfter, err = pp.duration(v, key)
-			s.set |= setStaleAfter
-		case "stale_default":
-			s.staleDefault, err = pp.duration(v, key)
-			s.set |= setStaleDefault
-		case "match", "unit", "has_values":
-			if r == nil {
-				return pp.errorf(k, key, "is a rule selector; it has no meaning in %s", where)
+		if j := settingIndex(key); j >= 0 {
+			if err := policyKeys[j].typ.parse(pp, v, key, s); err != nil {
+				return err
 			}
-			err = pp.selector(v, key, r)
-		default:
-			want := "publish, max_rate, on_change, deadband, deadband_pct, heartbeat, stale_after, stale_cycles, stale_default"
-			if r != nil {
-				want = "match, unit, has_values, " + want
-			}
-			return pp.errorf(k, key, "unknown key in %s (want %s)", where, want)
+			s.set |= 1 << j
+			continue
 		}
-		if err != nil {
+		sel := findSelector(key)
+		switch {
+		case sel == nil:
+			return pp.errorf(k, key, "unknown key in %s (want %s)", where, keyNames(r != nil))
+		case r == nil:
+			return pp.errorf(k, key, "is a rule selector; it has no meaning in %s", where)
+		}
+		if err := sel.parse(pp, v, key, r); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-func (pp *policyParser) selector(v *yaml.Node, key string, r *rule) error {
-	if key == "has_values" {
-		b, err := pp.boolean(v, key)
-		r.hasValues = &b
-		return err
-	}
-	globs, err := pp.strings(v, key)
-	if err != nil {
-		return err
-	}
-	for _, g := range globs {
-		if _, err := path.Match(g, ""); err != nil {
-			return pp.errorf(v, key, "bad glob %q: %v", g, err)
-		}
-	}
-	if key == "match" {
-		r.match = append(r.match, globs...)
-	} else {
-		r.unit = append(r.unit, globs...)
 	}
 	return nil
 }

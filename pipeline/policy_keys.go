@@ -1,0 +1,222 @@
+package pipeline
+
+import (
+	"path"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The keys of a policy file, each described once: policyKeys are the
+// settings, selectorKeys what a rule matches on. The parser, the merge of
+// defaults and rules, the list of keys in errors and the tables in
+// docs/policy.md (checked by a test) all come from these tables, so a new
+// setting is one row and the field it is kept in.
+
+// settings are the keys one section (defaults or a rule) sets; bit i of
+// set says that policyKeys[i] is set.
+type settings struct {
+	set uint32
+	// pol holds the keys that are a field of the resolved policy as
+	// they are; stale_after is one of them, and Resolve works out the
+	// StaleAfter of a signal where no section sets it.
+	pol          Policy
+	staleCycles  float64
+	staleDefault time.Duration
+}
+
+// A setting key's bit must fit in settings.set.
+var _ [32 - len(policyKeys)]struct{}
+
+// policyKey is one setting: its YAML name, how its value is read and
+// checked and where it is kept (typ), its value when no section sets it,
+// and its line in docs/policy.md.
+type policyKey struct {
+	name string
+	typ  keyType
+	unit string // of a number, for the documentation
+	// def is the value, in YAML, of the key when no section sets it; ""
+	// for none (stale_after: then stale_cycles or stale_default decide).
+	def  string
+	note string // what def means, where that needs saying
+	doc  string
+}
+
+// policyKeys lists every setting, in the order of the documentation and
+// of the list of keys in errors.
+var policyKeys = [...]policyKey{
+	{name: "publish", typ: boolKey(func(s *settings) *bool { return &s.pol.Publish }), def: "true",
+		doc: "`false`: the signal is never published (no topic either)."},
+	{name: "max_rate", typ: numberKey(func(s *settings) *float64 { return &s.pol.MaxRate }), unit: "Hz", def: "0", note: "no cap",
+		doc: "at most one envelope per 1/`max_rate` s: after a window closes, the message's next frame goes out at once (fresh); if the message stopped, the last value held still goes out (trailing). See \"Rate cap\" below."},
+	{name: "on_change", typ: boolKey(func(s *settings) *bool { return &s.pol.OnChange }), def: "false",
+		doc: "publish a value only when it differs from the last one published by more than the deadbands."},
+	{name: "deadband", typ: numberKey(func(s *settings) *float64 { return &s.pol.Deadband }), def: "0",
+		doc: "absolute deadband, in the signal's unit: a change of at most this much is not a change."},
+	{name: "deadband_pct", typ: numberKey(func(s *settings) *float64 { return &s.pol.DeadbandPct }), def: "0",
+		doc: "relative deadband, in percent of the magnitude of the last value published."},
+	{name: "heartbeat", typ: durationKey(func(s *settings) *time.Duration { return &s.pol.Heartbeat }), def: "0", note: "none",
+		doc: "publish the current value again when nothing was published for this long."},
+	{name: "stale_after", typ: durationKey(func(s *settings) *time.Duration { return &s.pol.StaleAfter }),
+		doc: "flag the signal stale when its message has sent no frame for longer than this; `0` never. Overrides `stale_cycles` for the signals it applies to."},
+	{name: "stale_cycles", typ: numberKey(func(s *settings) *float64 { return &s.staleCycles }), def: "0", note: "never",
+		doc: "`stale_after` as a multiple of the message's cycle time (`GenMsgCycleTime` in the DBC)."},
+	{name: "stale_default", typ: durationKey(func(s *settings) *time.Duration { return &s.staleDefault }), def: "0", note: "never",
+		doc: "`stale_after` for signals whose message has no cycle time, where no `stale_after` applies."},
+}
+
+// keyType is how a setting's value is written, read and checked, and
+// where it is kept.
+type keyType struct {
+	name  string // as the documentation calls it
+	parse func(pp *policyParser, v *yaml.Node, key string, s *settings) error
+	copy  func(dst, src *settings)
+}
+
+// boolKey is a setting of true or false kept in *f(s).
+func boolKey(f func(*settings) *bool) keyType {
+	return fieldKey("bool", (*policyParser).boolean, f)
+}
+
+// numberKey is a setting of a finite number ≥ 0 kept in *f(s).
+func numberKey(f func(*settings) *float64) keyType {
+	return fieldKey("number", (*policyParser).number, f)
+}
+
+// durationKey is a setting of a duration ≥ 0 kept in *f(s).
+func durationKey(f func(*settings) *time.Duration) keyType {
+	return fieldKey("duration", (*policyParser).duration, f)
+}
+
+func fieldKey[T any](name string, read func(*policyParser, *yaml.Node, string) (T, error), f func(*settings) *T) keyType {
+	return keyType{
+		name: name,
+		parse: func(pp *policyParser, v *yaml.Node, key string, s *settings) error {
+			x, err := read(pp, v, key)
+			if err != nil {
+				return err
+			}
+			*f(s) = x
+			return nil
+		},
+		copy: func(dst, src *settings) { *f(dst) = *f(src) },
+	}
+}
+
+// initial are the settings before the defaults: each key at its def, none
+// marked set.
+var initial = func() settings {
+	var s settings
+	pp := &policyParser{file: "(built-in)"}
+	for i := range policyKeys {
+		k := &policyKeys[i]
+		if k.def == "" {
+			continue
+		}
+		var doc yaml.Node
+		err := yaml.Unmarshal([]byte(k.def), &doc)
+		if err == nil {
+			err = k.typ.parse(pp, doc.Content[0], k.name, &s)
+		}
+		if err != nil {
+			panic(err) // a defect of the table, which the tests catch
+		}
+	}
+	return s
+}()
+
+// staleAfterBit is stale_after's bit in settings.set: Resolve asks
+// whether a section set it.
+var staleAfterBit = keyBit("stale_after")
+
+func keyBit(name string) uint32 {
+	if i := settingIndex(name); i >= 0 {
+		return 1 << i
+	}
+	panic("pipeline: no policy key " + name)
+}
+
+// settingIndex returns the position of setting name in policyKeys, or
+// -1.
+func settingIndex(name string) int {
+	for i := range policyKeys {
+		if policyKeys[i].name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// merge overrides s with every key o sets.
+func (s *settings) merge(o *settings) {
+	for i := range policyKeys {
+		if o.set&(1<<i) != 0 {
+			policyKeys[i].typ.copy(s, o)
+		}
+	}
+	s.set |= o.set
+}
+
+// selectorKey is one selector of a rule: its YAML name, how it is read
+// into the rule, and its line in docs/policy.md. rule.matches applies
+// it.
+type selectorKey struct {
+	name  string
+	parse func(pp *policyParser, v *yaml.Node, key string, r *rule) error
+	doc   string
+}
+
+// selectorKeys lists every selector, in the order of the documentation.
+var selectorKeys = [...]selectorKey{
+	{name: "match", parse: globsKey(func(r *rule) *[]string { return &r.match }),
+		doc: "a glob or a list of globs, against the signal name (`MOT_Speed`) **or** its full name `message.signal` (`MCU_MotorStatus.MOT_Speed`). `*` matches any run of characters, `?` one, `[a-z]` a class (Go's `path.Match`)."},
+	{name: "unit", parse: globsKey(func(r *rule) *[]string { return &r.unit }),
+		doc: "a glob or a list of globs against the DBC unit."},
+	{name: "has_values", parse: func(pp *policyParser, v *yaml.Node, key string, r *rule) error {
+		b, err := pp.boolean(v, key)
+		r.hasValues = &b
+		return err
+	}, doc: "`true`: signals with a value table (states, gears, modes); `false`: signals without."},
+}
+
+// globsKey is a selector of one glob or a list, added to *f(r).
+func globsKey(f func(*rule) *[]string) func(*policyParser, *yaml.Node, string, *rule) error {
+	return func(pp *policyParser, v *yaml.Node, key string, r *rule) error {
+		globs, err := pp.strings(v, key)
+		if err != nil {
+			return err
+		}
+		for _, g := range globs {
+			if _, err := path.Match(g, ""); err != nil {
+				return pp.errorf(v, key, "bad glob %q: %v", g, err)
+			}
+		}
+		*f(r) = append(*f(r), globs...)
+		return nil
+	}
+}
+
+func findSelector(name string) *selectorKey {
+	for i := range selectorKeys {
+		if selectorKeys[i].name == name {
+			return &selectorKeys[i]
+		}
+	}
+	return nil
+}
+
+// keyNames lists the keys a section may hold, for errors: a rule's
+// selectors, then the settings.
+func keyNames(inRule bool) string {
+	var names []string
+	if inRule {
+		for _, k := range selectorKeys {
+			names = append(names, k.name)
+		}
+	}
+	for _, k := range policyKeys {
+		names = append(names, k.name)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,142 @@
+package pipeline
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the tables of keys in docs/policy.md from policyKeys and selectorKeys")
+
+const policyDoc = "../docs/policy.md"
+
+// keysTable is the table of settings in docs/policy.md.
+func keysTable() string {
+	var b strings.Builder
+	b.WriteString("| key | type | default | meaning |\n|---|---|---|---|\n")
+	for _, k := range policyKeys {
+		typ := k.typ.name
+		if k.unit != "" {
+			typ += ", " + k.unit
+		}
+		def := "—"
+		if k.def != "" {
+			def = "`" + k.def + "`"
+			if k.note != "" {
+				def += " (" + k.note + ")"
+			}
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", k.name, typ, def, k.doc)
+	}
+	return b.String()
+}
+
+// selectorsTable is the table of selectors in docs/policy.md.
+func selectorsTable() string {
+	var b strings.Builder
+	b.WriteString("| key | matches |\n|---|---|\n")
+	for _, k := range selectorKeys {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", k.name, k.doc)
+	}
+	return b.String()
+}
+
+// TestPolicyDocKeys checks that docs/policy.md lists the keys the parser
+// knows, as the tables describe them. Run with -update to rewrite the
+// marked blocks after changing a key.
+func TestPolicyDocKeys(t *testing.T) {
+	data, err := os.ReadFile(policyDoc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(data)
+	for _, block := range []struct{ name, want string }{
+		{"keys", keysTable()},
+		{"selectors", selectorsTable()},
+	} {
+		open, end := "<!-- "+block.name+" -->\n", "<!-- /"+block.name+" -->"
+		i := strings.Index(doc, open)
+		j := strings.Index(doc, end)
+		if i < 0 || j < i {
+			t.Errorf("%s has no block %q…%q", policyDoc, open, end)
+			continue
+		}
+		i += len(open)
+		if got := doc[i:j]; got != block.want {
+			if *update {
+				doc = doc[:i] + block.want + doc[j:]
+				continue
+			}
+			t.Errorf("%s: the %s block differs from the table in the code (go test -run TestPolicyDocKeys -update rewrites it):\ngot:\n%swant:\n%s", policyDoc, block.name, got, block.want)
+		}
+	}
+	if *update && doc != string(data) {
+		if err := os.WriteFile(policyDoc, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPolicyKeysOverride checks, for every setting, that it is parsed,
+// kept and merged: a rule that sets it overrides the defaults, for every
+// signal, and the value changes some signal's resolved policy.
+func TestPolicyKeysOverride(t *testing.T) {
+	db := testDB(t)
+	values := map[string][2]string{
+		"bool":     {"true", "false"},
+		"number":   {"1", "2"},
+		"duration": {"1s", "2s"},
+	}
+	for _, k := range policyKeys {
+		v, ok := values[k.typ.name]
+		if !ok {
+			t.Fatalf("%s: no test values for type %q", k.name, k.typ.name)
+		}
+		parse := func(src string) *PolicyFile {
+			t.Helper()
+			p, err := ParsePolicy(k.name+".yaml", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		a := parse(fmt.Sprintf("defaults:\n  %s: %s\n", k.name, v[0]))
+		b := parse(fmt.Sprintf("defaults:\n  %s: %s\n", k.name, v[1]))
+		ab := parse(fmt.Sprintf("defaults:\n  %s: %s\nrules:\n  - match: \"*\"\n    %s: %s\n", k.name, v[0], k.name, v[1]))
+		differs := false
+		for _, s := range db.Signals {
+			if got, want := ab.Resolve(s), b.Resolve(s); got != want {
+				t.Errorf("%s: %s set by defaults then a rule resolves to %+v, want the rule's %+v", s.Name, k.name, got, want)
+			}
+			differs = differs || a.Resolve(s) != b.Resolve(s)
+		}
+		if !differs {
+			t.Errorf("%s: %s and %s resolve alike for every signal; the key is not used", k.name, v[0], v[1])
+		}
+	}
+}
+
+// TestPolicyKeyNames checks that the tables name each key once and that
+// an unknown key's error lists them all.
+func TestPolicyKeyNames(t *testing.T) {
+	seen := map[string]bool{"defaults": true, "rules": true}
+	var all []string
+	for _, k := range selectorKeys {
+		all = append(all, k.name)
+	}
+	for _, k := range policyKeys {
+		all = append(all, k.name)
+	}
+	for _, n := range all {
+		if seen[n] {
+			t.Errorf("key %q appears twice", n)
+		}
+		seen[n] = true
+	}
+	_, err := ParsePolicy("p.yaml", []byte("rules:\n  - nope: 1\n"))
+	if want := "(want " + strings.Join(all, ", ") + ")"; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("unknown key in a rule: %v, want it to end in %q", err, want)
+	}
+}
