@@ -1,5 +1,6 @@
-// Package capture reads and writes CAN captures. Its format today is the
-// log format of candump -l (Linux can-utils), one frame a line:
+// Package capture reads CAN captures of every common format through one
+// frame source, and writes the log format of candump -l (Linux
+// can-utils), one frame a line:
 //
 //	(1696868256.123456) can0 123#DEADBEEF
 //	(1696868256.123789) can1 1A2B3C4D#0102030405060708
@@ -12,9 +13,16 @@
 // every consumer of frames reads through it. NewSource (and Open, for a
 // file or standard input) chooses the format by content, never by the
 // file's name: it peeks at the head of the input and gives it to each
-// registered format's detector in turn. Today the one format is the
-// candump log (a *Reader); a format is added with its reader's file and
-// one line in the registry (source.go).
+// registered format's detector in turn: the candump log (a *Reader),
+// Vector ASC (*ASCReader), PEAK TRC (*TRCReader), Vector BLF
+// (*BLFReader) and ASAM MDF4 bus logging (*MF4Reader), and gzip of any
+// of them. A format is added with its reader's file and one line in the
+// registry (source.go). docs/capture-format.md and the docs/capture-*.md
+// pages say what each reader takes.
+//
+// Channels follow one rule: the 1-based channels of ASC, BLF, TRC and
+// MDF4 become the interfaces can0, can1, … (channel c is bus c-1), so
+// that can1 is the same bus whatever the file.
 //
 // The head is only what the input has given: NewSource reads no more
 // than the next byte beyond what is buffered, until a format recognises
