@@ -75,6 +75,27 @@
 // database is counted in Stats.Unknown and returns a nil message: never
 // an error.
 //
+// # Routing
+//
+// A capture of several buses needs a database per interface: a radar on
+// can1 has its own IDs, which may be another message's on can0. A Router
+// picks the Decoder by the frame's interface name (RouterConfig: one
+// database for every interface, others for named interfaces; the caller
+// loads them), keeps only the signals some globs select, and counts per
+// bus what a summary reports (BusStats: frames, unknown IDs, remote and
+// error frames, short frames, whether the interface had a database;
+// Unseen: named interfaces without a frame). The interface names come
+// from a Namer, such as the capture.Source the frames are read from:
+//
+//	r, err := decoder.NewRouter(decoder.RouterConfig{All: car, Interfaces: map[string]*dbc.Database{"can1": radar}})
+//	...
+//	for each frame f of src {
+//		vals, ok := r.Decode(&f, src)
+//		...
+//	}
+//
+// Like Decode, Router.Decode allocates nothing.
+//
 // # Encoding
 //
 // EncodeRaw and EncodePhys write a signal into a payload, the inverse of

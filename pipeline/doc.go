@@ -60,6 +60,28 @@
 // published stale marks and heartbeats during the pause. A live caller
 // derives its watermark from Latest, which outliers do not move.
 //
+// # Offline
+//
+// RunOffline is the one driver of an Engine on a capture: it reads every
+// frame of a capture.Source, runs it through the Engine on the frames'
+// clock, lets time run on by an optional tail and flushes, which is what
+// the live service publishes for the same frames when stopped at that
+// time. decode --policy, tune and the tests that hold the live service
+// to the offline run all call it. With a LineWriter as the Engine's Sink
+// it writes the messages as "topic payload" lines:
+//
+//	lw := pipeline.NewLineWriter(w)
+//	eng, err := pipeline.New(db, cfg, lw)
+//	...
+//	res, err := pipeline.RunOffline(ctx, src, eng, pipeline.OfflineOptions{Tail: tail, Stop: lw.Err})
+//	...
+//	err = lw.Flush()
+//
+// A capture cut short (a malformed line, a read error, an interrupt)
+// ends the run as its end would: what the caps hold is flushed, so the
+// messages are those of the capture cut at that point, and the error
+// says why it was not read to its end.
+//
 // # Policies
 //
 // Policies come from a YAML file (see LoadPolicy and docs/policy.md) or

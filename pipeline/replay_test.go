@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"errors"
 	"io"
 	"math/rand/v2"
@@ -69,32 +70,37 @@ type byteSink struct{ out []string }
 
 func (s *byteSink) Publish(o *Out) { s.out = append(s.out, o.Topic+" "+string(o.Payload)) }
 
-// replay runs frames through a new engine; between frames it calls
-// Advance at the times advances returns (each at most the next frame's
-// time, as a live service's watermark would be), then flushes at end.
+// replay runs frames through a new engine and returns its messages.
+// With advances nil it is the offline decoder (RunOffline, time moving
+// only with the frames); otherwise, between frames, it calls Advance at
+// the times advances returns (each at most the next frame's time, as a
+// live service's watermark would be). Both end 5 s after the last frame.
 func replay(t *testing.T, db *dbc.Database, cfg Config, frames []frame.Frame, advances func(prev, next int64) []int64) []string {
 	t.Helper()
+	const tail = 5 * time.Second
 	sink := &byteSink{}
 	e, err := New(db, cfg, sink)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if advances == nil {
+		if _, err := RunOffline(context.Background(), &frameSource{frames: frames}, e, OfflineOptions{Tail: tail}); err != nil {
+			t.Fatal(err)
+		}
+		return sink.out
+	}
 	prev := frames[0].Time
 	for i := range frames {
 		f := &frames[i]
-		if advances != nil {
-			for _, w := range advances(prev, f.Time) {
-				e.Advance(w)
-			}
+		for _, w := range advances(prev, f.Time) {
+			e.Advance(w)
 		}
 		e.Frame(f)
 		prev = f.Time
 	}
-	end := prev + int64(5*time.Second)
-	if advances != nil {
-		for _, w := range advances(prev, end) {
-			e.Advance(w)
-		}
+	end := prev + int64(tail)
+	for _, w := range advances(prev, end) {
+		e.Advance(w)
 	}
 	e.Advance(end)
 	e.Flush(end)

@@ -2,6 +2,7 @@ package service
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -162,27 +163,58 @@ func equivalence(t *testing.T, frames []frame.Frame) *running {
 		t.Fatal(err)
 	}
 
-	// Offline: the same frames, the same epoch, the same end.
-	type env struct {
-		topic   string
-		payload []byte
-		kind    pipeline.OutKind
+	// Offline: the same frames, the same epoch, the same end, through
+	// the very calls decode --policy makes: the frames as a capture read
+	// by capture.NewSource, pipeline.RunOffline with a LineWriter, its
+	// tail the time the live clock ran on after the last frame (the
+	// shadow engine's clock is the offline one).
+	if final < shadow.Now() {
+		t.Fatalf("live clock %d ended before the frames' %d", final, shadow.Now())
 	}
-	var offline []env
-	e, err := pipeline.New(db, pipeline.Config{Epoch: first.Epoch}, pipeline.SinkFunc(func(o *pipeline.Out) {
-		offline = append(offline, env{o.Topic, bytes.Clone(o.Payload), o.Kind})
-	}))
+	var capt bytes.Buffer
+	cw := capture.NewWriter(&capt)
+	for i := range frames {
+		if err := cw.Write(&frames[i], "can0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cw.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.NewSource(&capt, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range frames {
-		e.Frame(&frames[i])
+	var lines bytes.Buffer
+	lw := pipeline.NewLineWriter(&lines)
+	e, err := pipeline.New(db, pipeline.Config{Epoch: first.Epoch}, lw)
+	if err != nil {
+		t.Fatal(err)
 	}
-	e.Flush(final)
+	res, err := pipeline.RunOffline(context.Background(), src, e, pipeline.OfflineOptions{Tail: time.Duration(final - shadow.Now()), Stop: lw.Err})
+	if err == nil {
+		err = lw.Flush()
+	}
+	if err != nil || res.Frames != len(frames) || res.End != final {
+		t.Fatalf("offline: %d of %d frames, end %d (live %d), error %v", res.Frames, len(frames), res.End, final, err)
+	}
+	type env struct {
+		topic   string
+		payload []byte
+	}
+	var offline []env
+	for _, l := range bytes.SplitAfter(lines.Bytes(), []byte("\n")) {
+		if topic, payload, ok := bytes.Cut(bytes.TrimSuffix(l, []byte("\n")), []byte(" ")); ok {
+			offline = append(offline, env{string(topic), payload})
+		}
+	}
 
-	kinds := map[pipeline.OutKind]int{}
-	for _, o := range offline {
-		kinds[o.kind]++
+	st := e.Stats()
+	kinds := map[pipeline.OutKind]uint64{}
+	for _, k := range pipeline.Kinds() {
+		if n := st.Published(k); n > 0 {
+			kinds[k] = n
+		}
 	}
 	if kinds[pipeline.KindValue] == 0 || kinds[pipeline.KindTrailing]+kinds[pipeline.KindFlush] == 0 || kinds[pipeline.KindHeartbeat] == 0 {
 		t.Fatalf("offline envelopes by kind %v: the test wants values, trailing values and heartbeats", kinds)

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/frame"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/progress"
@@ -140,16 +138,14 @@ func runDecode(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	defer in.close()
-	var src capture.Source
-	if *policy == "" {
-		// The head of the capture shows its format; on a pipe, the
-		// first line is enough.
-		if src, err = capture.NewSource(in, capture.Options{SkipInvalid: *skip}); err != nil {
-			if ctx.Err() != nil {
-				return fmt.Errorf("decode %s: interrupted after 0 frames: %w", shown, ctx.Err())
-			}
-			return fmt.Errorf("decode %s: %w", shown, err)
+	// The head of the capture shows its format (on a pipe, the first
+	// line is enough), before the output is created.
+	src, err := capture.NewSource(in, capture.Options{SkipInvalid: *skip})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("decode %s: interrupted after 0 frames: %w", shown, ctx.Err())
 		}
+		return fmt.Errorf("decode %s: %w", shown, err)
 	}
 	of, err := outfile.Create(*out, e.stdout, inputs...)
 	if err != nil {
@@ -162,8 +158,8 @@ func runDecode(ctx context.Context, e env, args []string) error {
 		if pp == "default" {
 			pp = ""
 		}
-		opts := policyOptions{Template: *template, Window: *window, Bus: -1, Tail: *tail, SkipInvalid: *skip, Name: shown}
-		derr := decodeWithPolicy(ctx, env{e.stdin, of, e.stderr}, db, pp, in, opts)
+		opts := policyOptions{Template: *template, Window: *window, Tail: *tail, Name: shown}
+		derr := decodeWithPolicy(ctx, env{e.stdin, of, e.stderr}, db, pp, src, opts)
 		var cut *cutError
 		if derr != nil && (!errors.As(derr, &cut) || cut.empty) {
 			return derr // nothing to keep (or a broken output): the file that was there stays
@@ -233,7 +229,7 @@ func decodeCapture(ctx context.Context, e env, name string, r capture.Source, in
 			}
 			bar.update(sel.frames, in)
 		}
-		vals, ok := sel.decode(r, &fr)
+		vals, ok := sel.Decode(&fr, r)
 		if !ok {
 			continue
 		}
@@ -251,197 +247,6 @@ func (d *dbcFlag) files() []string {
 		out = append(out, fs...)
 	}
 	return out
-}
-
-// busDecoders picks the decoder for a frame's interface and counts, per
-// interface, what the summary reports.
-type busDecoders struct {
-	spec     dbcFlag
-	globs    []string
-	byFile   map[string]*busDecoder
-	all      *busDecoder
-	resolved [256]bool
-	byBus    [256]*busDecoder
-	names    [256]string // interface names by bus index
-
-	frames  int64 // every frame read
-	skipped int   // malformed lines skipped (--skip-invalid)
-	// Per bus index: frames, frames with an ID not in the bus's DBC,
-	// remote and error frames, frames shorter than their message.
-	busFrames, unknown, remote, errFrames, short [256]int64
-}
-
-type busDecoder struct {
-	files []string
-	db    *dbc.Database
-	dec   *decoder.Decoder
-	keep  []bool // by signal index; nil keeps all
-	buf   []decoder.Value
-}
-
-func newBusDecoders(spec dbcFlag, globs []string) (*busDecoders, error) {
-	s := &busDecoders{spec: spec, globs: globs, byFile: map[string]*busDecoder{}}
-	if len(spec.all) > 0 {
-		d, err := s.load(spec.all)
-		if err != nil {
-			return nil, err
-		}
-		s.all = d
-	}
-	ifaces := make([]string, 0, len(spec.iface))
-	for name := range spec.iface {
-		ifaces = append(ifaces, name)
-	}
-	slices.Sort(ifaces) // the first error is the same on every run
-	for _, name := range ifaces {
-		if _, err := s.load(spec.iface[name]); err != nil {
-			return nil, err
-		}
-	}
-	// A glob that matches no signal of any DBC is a typo: refuse it
-	// before decoding rather than print nothing for it.
-	for _, g := range globs {
-		found := false
-		for _, d := range s.byFile {
-			if slices.ContainsFunc(d.db.Signals, func(sig *dbc.Signal) bool { return matchAny([]string{g}, sig) }) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return nil, &exitError{2, fmt.Errorf("decode: --signals %q matches no signal in %s", g, strings.Join(spec.files(), ", "))}
-		}
-	}
-	return s, nil
-}
-
-func (s *busDecoders) load(files []string) (*busDecoder, error) {
-	key := strings.Join(files, ",")
-	if d, ok := s.byFile[key]; ok {
-		return d, nil
-	}
-	db, err := dbc.Load(files...)
-	if err != nil {
-		return nil, err
-	}
-	d := &busDecoder{files: files, db: db, dec: decoder.New(db)}
-	d.buf = make([]decoder.Value, 0, d.dec.MaxSignals())
-	if len(s.globs) > 0 {
-		d.keep = make([]bool, len(db.Signals))
-		for _, sig := range db.Signals {
-			d.keep[sig.Index] = matchAny(s.globs, sig)
-		}
-	}
-	s.byFile[key] = d
-	return d, nil
-}
-
-func matchAny(globs []string, sig *dbc.Signal) bool {
-	for _, g := range globs {
-		if ok, _ := path.Match(g, sig.Name); ok {
-			return true
-		}
-		if ok, _ := path.Match(g, sig.FullName()); ok {
-			return true
-		}
-	}
-	return false
-}
-
-// decode decodes f with its interface's DBC; ok is false when the
-// interface has none, the frame is a remote or error frame, or the ID
-// is unknown (each counted for the summary).
-func (s *busDecoders) decode(r capture.Source, f *frame.Frame) ([]decoder.Value, bool) {
-	if !s.resolved[f.Bus] {
-		s.resolved[f.Bus] = true
-		s.byBus[f.Bus] = s.all
-		s.names[f.Bus] = r.Interface(f.Bus)
-		if files, ok := s.spec.iface[s.names[f.Bus]]; ok {
-			s.byBus[f.Bus] = s.byFile[strings.Join(files, ",")]
-		}
-	}
-	s.busFrames[f.Bus]++
-	switch {
-	case f.Flags&frame.Remote != 0:
-		s.remote[f.Bus]++
-		return nil, false
-	case f.Flags&frame.Error != 0:
-		s.errFrames[f.Bus]++
-		return nil, false
-	}
-	d := s.byBus[f.Bus]
-	if d == nil {
-		return nil, false
-	}
-	short := d.dec.Stats.Short
-	msg, vals := d.dec.Decode(f, d.buf[:0])
-	if msg == nil {
-		s.unknown[f.Bus]++
-		return nil, false
-	}
-	s.short[f.Bus] += int64(d.dec.Stats.Short - short)
-	if d.keep != nil {
-		n := 0
-		for _, v := range vals {
-			if d.keep[v.Signal.Index] {
-				vals[n] = v
-				n++
-			}
-		}
-		vals = vals[:n]
-	}
-	return vals, true
-}
-
-// summary writes to w one line for each thing a user may not expect
-// from the output alone: an empty capture, an --dbc IFACE= interface
-// that sent nothing, interfaces without a DBC, unknown IDs, remote and
-// error frames, values missing from short frames, skipped lines. A
-// clean decode writes nothing.
-func (s *busDecoders) summary(w io.Writer, name string, truncated int) {
-	const p = "candec decode: "
-	if s.skipped > 0 {
-		fmt.Fprintf(w, p+"skipped %d malformed lines\n", s.skipped)
-	}
-	if s.frames == 0 {
-		fmt.Fprintf(w, p+"%s holds no frames\n", name)
-		return
-	}
-	seen := map[string]bool{}
-	for bus := range 256 {
-		n := s.busFrames[bus]
-		if n == 0 {
-			continue
-		}
-		iface := s.names[bus]
-		seen[iface] = true
-		if s.byBus[bus] == nil {
-			fmt.Fprintf(w, p+"%s: %d frames not decoded: no --dbc for this interface\n", iface, n)
-			continue
-		}
-		if u := s.unknown[bus]; u > 0 {
-			fmt.Fprintf(w, p+"%s: %d of %d frames had IDs not in %s\n", iface, u, n, strings.Join(s.byBus[bus].files, ","))
-		}
-		if r, e := s.remote[bus], s.errFrames[bus]; r+e > 0 {
-			fmt.Fprintf(w, p+"%s: %d remote and %d error frames skipped (they carry no signals)\n", iface, r, e)
-		}
-		if sh := s.short[bus]; sh > 0 {
-			fmt.Fprintf(w, p+"%s: %d frames shorter than their message\n", iface, sh)
-		}
-	}
-	if truncated > 0 {
-		fmt.Fprintf(w, p+"%d values left out: their signals do not fit in short frames\n", truncated)
-	}
-	ifaces := make([]string, 0, len(s.spec.iface))
-	for iface := range s.spec.iface {
-		ifaces = append(ifaces, iface)
-	}
-	slices.Sort(ifaces)
-	for _, iface := range ifaces {
-		if !seen[iface] {
-			fmt.Fprintf(w, p+"--dbc %s=%s: no frames on %s in %s\n", iface, strings.Join(s.spec.iface[iface], ","), iface, name)
-		}
-	}
 }
 
 // input is the capture being decoded: a regular file read directly, or

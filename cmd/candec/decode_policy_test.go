@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/envelope"
 )
@@ -34,7 +35,7 @@ func TestDecodeWithPolicy(t *testing.T) {
 		fmt.Fprintf(&capt, "(1700000000.%06d) can0 0A0#%02X%02X000000000000\n", ms*1000, byte(v), byte(v>>8))
 	}
 	var out, errb bytes.Buffer
-	err = decodeWithPolicy(context.Background(), env{stdout: &out, stderr: &errb}, db, policy, strings.NewReader(capt.String()), policyOptions{Bus: -1})
+	err = decodeWithPolicy(context.Background(), env{stdout: &out, stderr: &errb}, db, policy, capture.NewReader(strings.NewReader(capt.String()), capture.Options{}), policyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestDecodeWithPolicyBadPolicy(t *testing.T) {
 	if err := os.WriteFile(policy, []byte("defaults:\n  max_rate: -5\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err = decodeWithPolicy(context.Background(), env{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}, db, policy, strings.NewReader(""), policyOptions{Bus: -1})
+	err = decodeWithPolicy(context.Background(), env{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}, db, policy, capture.NewReader(strings.NewReader(""), capture.Options{}), policyOptions{})
 	if err == nil || !strings.Contains(err.Error(), "bad.yaml:2") || !strings.Contains(err.Error(), "max_rate") {
 		t.Errorf("error %v, want one naming the file, line 2 and max_rate", err)
 	}
@@ -163,7 +164,7 @@ func TestDecodePolicyBadTail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = decodeWithPolicy(context.Background(), env{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}, db, "", strings.NewReader(""), policyOptions{Bus: -1, Tail: -time.Second})
+	err = decodeWithPolicy(context.Background(), env{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}, db, "", capture.NewReader(strings.NewReader(""), capture.Options{}), policyOptions{Tail: -time.Second})
 	if want := "decode: --tail must be 0 or more, got -1s"; err == nil || err.Error() != want || exitCode(err) != 2 {
 		t.Errorf("decode --tail -1s: %v (exit %d), want %q, exit 2", err, exitCode(err), want)
 	}

@@ -1,9 +1,9 @@
 package tune
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"time"
 
@@ -93,9 +93,9 @@ type Report struct {
 	Signals []Signal `json:"signals"`
 }
 
-// Analyze reads every frame of r through the pipeline engine and
-// returns the costs.
-func Analyze(r capture.Source, cfg Config) (*Report, error) {
+// Analyze runs every frame of src through the pipeline engine, as
+// decode --policy does (pipeline.RunOffline), and returns the costs.
+func Analyze(src capture.Source, cfg Config) (*Report, error) {
 	if cfg.Subscribers < 0 {
 		return nil, fmt.Errorf("%w: subscribers must be 0 (the default, %d) or more, got %d", ErrConfig, DefaultSubscribers, cfg.Subscribers)
 	}
@@ -123,46 +123,21 @@ func Analyze(r capture.Source, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("tune: %w", err)
 	}
 
-	dec := decoder.New(cfg.DB)
-	vals := make([]decoder.Value, 0, dec.MaxSignals())
-	seen := make([]uint64, len(cfg.DB.Signals))
-	changes := make([]uint64, len(cfg.DB.Signals))
-	last := make([]uint64, len(cfg.DB.Signals))
-	var (
-		f      frame.Frame
-		frames uint64
-	)
-	for {
-		err := r.Next(&f)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("tune: %w", err)
-		}
-		frames++
-		eng.Frame(&f)
-		_, vals = dec.Decode(&f, vals)
-		for i := range vals {
-			v := &vals[i]
-			if v.Flags&decoder.Truncated != 0 {
-				continue
-			}
-			k := v.Signal.Index
-			if seen[k] > 0 && v.Raw != last[k] {
-				changes[k]++
-			}
-			seen[k]++
-			last[k] = v.Raw
-		}
+	cc := &changeCounter{Source: src, dec: decoder.New(cfg.DB),
+		seen: make([]uint64, len(cfg.DB.Signals)), changes: make([]uint64, len(cfg.DB.Signals)), last: make([]uint64, len(cfg.DB.Signals))}
+	cc.vals = make([]decoder.Value, 0, cc.dec.MaxSignals())
+	res, err := pipeline.RunOffline(context.Background(), cc, eng, pipeline.OfflineOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
 	}
-	if frames == 0 {
+	if res.Frames == 0 {
 		return nil, ErrEmpty
 	}
-	// The clock's time and span, not the frames' extremes: a frame
-	// with an implausible timestamp moves neither.
-	dur := eng.Stats().Span
-	eng.Flush(eng.Now())
+	frames := uint64(res.Frames)
+	seen, changes := cc.seen, cc.changes
+	// The clock's span, not the frames' extremes: a frame with an
+	// implausible timestamp does not lengthen it.
+	dur := res.Span
 
 	secs := dur.Seconds()
 	if secs <= 0 {
@@ -262,4 +237,34 @@ func Describe(p pipeline.Policy) string {
 		out += ", " + s
 	}
 	return out
+}
+
+// changeCounter is a capture.Source that decodes every frame it passes
+// on, to count per signal the frames that carried a value and how often
+// that value changed: what the policy had to work with.
+type changeCounter struct {
+	capture.Source
+	dec                 *decoder.Decoder
+	vals                []decoder.Value
+	seen, changes, last []uint64
+}
+
+func (c *changeCounter) Next(f *frame.Frame) error {
+	if err := c.Source.Next(f); err != nil {
+		return err
+	}
+	_, c.vals = c.dec.Decode(f, c.vals)
+	for i := range c.vals {
+		v := &c.vals[i]
+		if v.Flags&decoder.Truncated != 0 {
+			continue
+		}
+		k := v.Signal.Index
+		if c.seen[k] > 0 && v.Raw != c.last[k] {
+			c.changes[k]++
+		}
+		c.seen[k]++
+		c.last[k] = v.Raw
+	}
+	return nil
 }

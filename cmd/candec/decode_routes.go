@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/decoder"
+)
+
+// busDecoders is the plain decode's choice of DBC by interface: the
+// decoder.Router built from --dbc and --signals (which decodes and
+// counts), and what its summary names besides the Router's counts.
+type busDecoders struct {
+	*decoder.Router
+	spec    dbcFlag
+	frames  int64 // every frame read
+	skipped int   // malformed lines skipped (--skip-invalid)
+}
+
+// newBusDecoders loads every DBC set of spec, each set once, in an
+// order that makes the first error the same on every run.
+func newBusDecoders(spec dbcFlag, globs []string) (*busDecoders, error) {
+	loaded := map[string]*dbc.Database{}
+	load := func(files []string) (*dbc.Database, error) {
+		key := strings.Join(files, ",")
+		if db, ok := loaded[key]; ok {
+			return db, nil
+		}
+		db, err := dbc.Load(files...)
+		if err != nil {
+			return nil, err
+		}
+		loaded[key] = db
+		return db, nil
+	}
+	cfg := decoder.RouterConfig{Interfaces: map[string]*dbc.Database{}, Signals: globs}
+	var err error
+	if len(spec.all) > 0 {
+		if cfg.All, err = load(spec.all); err != nil {
+			return nil, err
+		}
+	}
+	ifaces := make([]string, 0, len(spec.iface))
+	for name := range spec.iface {
+		ifaces = append(ifaces, name)
+	}
+	slices.Sort(ifaces)
+	for _, name := range ifaces {
+		if cfg.Interfaces[name], err = load(spec.iface[name]); err != nil {
+			return nil, err
+		}
+	}
+	r, err := decoder.NewRouter(cfg)
+	if err != nil {
+		return nil, &exitError{2, fmt.Errorf("decode: --signals: %w", err)}
+	}
+	// A glob that matches no signal of any DBC is a typo: refuse it
+	// before decoding rather than print nothing for it.
+	if u := r.Unmatched(); len(u) > 0 {
+		return nil, &exitError{2, fmt.Errorf("decode: --signals %q matches no signal in %s", u[0], strings.Join(spec.files(), ", "))}
+	}
+	return &busDecoders{Router: r, spec: spec}, nil
+}
+
+// files returns the DBC files that decode interface iface.
+func (s *busDecoders) files(iface string) []string {
+	if fs, ok := s.spec.iface[iface]; ok {
+		return fs
+	}
+	return s.spec.all
+}
+
+// summary writes to w one line for each thing a user may not expect
+// from the output alone: an empty capture, an --dbc IFACE= interface
+// that sent nothing, interfaces without a DBC, unknown IDs, remote and
+// error frames, values missing from short frames, skipped lines. A
+// clean decode writes nothing.
+func (s *busDecoders) summary(w io.Writer, name string, truncated int) {
+	const p = "candec decode: "
+	if s.skipped > 0 {
+		fmt.Fprintf(w, p+"skipped %d malformed lines\n", s.skipped)
+	}
+	if s.frames == 0 {
+		fmt.Fprintf(w, p+"%s holds no frames\n", name)
+		return
+	}
+	for _, b := range s.Buses() {
+		if !b.Routed {
+			fmt.Fprintf(w, p+"%s: %d frames not decoded: no --dbc for this interface\n", b.Interface, b.Frames)
+			continue
+		}
+		if b.Unknown > 0 {
+			fmt.Fprintf(w, p+"%s: %d of %d frames had IDs not in %s\n", b.Interface, b.Unknown, b.Frames, strings.Join(s.files(b.Interface), ","))
+		}
+		if r, e := b.Remote, b.ErrorFrames; r+e > 0 {
+			fmt.Fprintf(w, p+"%s: %d remote and %d error frames skipped (they carry no signals)\n", b.Interface, r, e)
+		}
+		if b.Short > 0 {
+			fmt.Fprintf(w, p+"%s: %d frames shorter than their message\n", b.Interface, b.Short)
+		}
+	}
+	if truncated > 0 {
+		fmt.Fprintf(w, p+"%d values left out: their signals do not fit in short frames\n", truncated)
+	}
+	for _, iface := range s.Unseen() {
+		fmt.Fprintf(w, p+"--dbc %s=%s: no frames on %s in %s\n", iface, strings.Join(s.spec.iface[iface], ","), iface, name)
+	}
+}
