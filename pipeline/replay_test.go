@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -24,12 +23,11 @@ func carData(t testing.TB, dbcName string) (*dbc.Database, []frame.Frame) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open("../testdata/idle.log")
+	r, err := capture.Open("../testdata/idle.log", capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r := capture.NewReader(f, capture.Options{})
+	defer r.Close()
 	var frames []frame.Frame
 	for {
 		var fr frame.Frame

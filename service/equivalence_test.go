@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,12 +20,11 @@ import (
 // readCapture reads the first d of frame time of a candump log.
 func readCapture(t testing.TB, path string, d time.Duration) []frame.Frame {
 	t.Helper()
-	fh, err := os.Open(path)
+	r, err := capture.Open(path, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer fh.Close()
-	r := capture.NewReader(fh, capture.Options{})
+	defer r.Close()
 	var fs []frame.Frame
 	for {
 		var f frame.Frame
