@@ -55,7 +55,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	fs.BoolVar(&o.Force, "force", false, "run even when a decoder says online on the prefix's status topic (it would decode the demo's frames)")
 	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", demo.DefaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the connection within `D`, at most %v", maxConnectTimeout))
 	fs.StringVar(&o.DBC, "dbc", demo.DefaultDBC, "DBC `file`")
-	fs.StringVar(&o.Capture, "capture", demo.DefaultCapture, "candump `file` to replay in a loop")
+	fs.StringVar(&o.Capture, "capture", demo.DefaultCapture, "capture `file` to replay in a loop (any format the frame source reads)")
 	fs.StringVar(&o.Policy, "policy", "", "policy `file` (default: the built-in policy)")
 	fs.Float64Var(&o.Speed, "speed", 1, fmt.Sprintf("play the capture `N` times faster, %g to %g", float64(replay.MinSpeed), float64(replay.MaxSpeed)))
 	duration := autoDuration{auto: true}
