@@ -113,7 +113,7 @@ func (h *health) subscribed() { h.set(func(h *health) { h.ready, h.reason = true
 // one phrase that says what to check.
 func connectCause(err error) (reason, cause string) {
 	var (
-		unknownCA *x509.UnknownAuthorityError
+		unknownCA x509.UnknownAuthorityError
 		hostname  x509.HostnameError
 		invalid   x509.CertificateInvalidError
 		verify    *tls.CertificateVerificationError
@@ -126,15 +126,15 @@ func connectCause(err error) (reason, cause string) {
 	case mqttclient.Refusal(err) != nil:
 		return failAuth, "the broker refused the client's credentials: check username and the password (CANDEC_PASSWORD), and that client_id is allowed"
 	case errors.As(err, &unknownCA):
-		return failTLS, "TLS: the broker's certificate is not signed by a CA in ca_file (or, without ca_file, the system's roots)"
+		return failTLS, "the broker's certificate is not signed by a CA in ca_file (or, without ca_file, the system's roots)"
 	case errors.As(err, &hostname):
-		return failTLS, "TLS: the broker's certificate is not for the broker URL's host name"
+		return failTLS, "the broker's certificate is not for the broker URL's host name"
 	case errors.As(err, &invalid), errors.As(err, &verify):
-		return failTLS, "TLS: the broker's certificate is not valid (expired, or not for a server)"
+		return failTLS, "the broker's certificate is not valid (expired, or not for a server)"
 	case errors.As(err, &alert):
-		return failTLS, "TLS: the broker refused the handshake (a client certificate missing or not trusted by the broker, or no common TLS version)"
+		return failTLS, "the broker refused the handshake (a client certificate missing or not trusted by the broker, or no common TLS version)"
 	case errors.As(err, &record):
-		return failTLS, "TLS: the broker does not speak TLS on this port (use mqtt:// for a plain listener)"
+		return failTLS, "the broker does not speak TLS on this port (use mqtt:// for a plain listener)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return failNetwork, "nothing accepts connections at the broker's address (is mosquitto running, on this port?)"
 	case errors.As(err, &dnsErr):

@@ -630,7 +630,8 @@ func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, repu
 	sctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	sa, err := s.cm.Subscribe(sctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: s.cfg.RawTopic, QoS: s.qos}}})
-	if err == nil && len(sa.Reasons) > 0 && sa.Reasons[0] >= 0x80 {
+	if sa != nil && len(sa.Reasons) > 0 && sa.Reasons[0] >= 0x80 {
+		// paho returns an error without the code along with the SUBACK.
 		err = &refusedError{code: sa.Reasons[0]}
 	}
 	if err != nil {
