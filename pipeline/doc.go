@@ -86,6 +86,13 @@
 //
 // Policies come from a YAML file (see LoadPolicy and docs/policy.md) or
 // the built-in DefaultPolicy, resolved once per signal at New.
+// SetPolicies swaps them in a running Engine at its current time (the
+// service does on SIGHUP): the epoch stays and every topic's seq goes on
+// with no gap and no repeat; a value a cap holds is carried into the new
+// policy (or flushed, for a signal no longer published), never lost;
+// deadlines the new policy has already passed fire at once, those it
+// moves later or removes do not fire; a newly published signal's first
+// value goes out at once with the next seq of its topic.
 //
 // # Cost
 //

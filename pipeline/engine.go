@@ -13,8 +13,8 @@ import (
 
 // Engine runs decoded values through their policies and publishes
 // envelopes to a Sink. Build it with New. An Engine is not safe for
-// concurrent use: one goroutine calls Frame, Advance, Flush, Republish
-// and Stats.
+// concurrent use: one goroutine calls Frame, Advance, Flush, Republish,
+// SetPolicies and Stats.
 type Engine struct {
 	db   *dbc.Database
 	dec  *decoder.Decoder
@@ -100,9 +100,6 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 		s.msg = msgIndex[sig.Message]
 		s.pol = cfg.Policies.Resolve(sig)
 		s.setPolicy()
-		if s.interval > 0 && sig.Message != nil && sig.Message.CycleTime > 0 {
-			s.cycle = int64(sig.Message.CycleTime)
-		}
 		s.unit = []byte(sig.Unit)
 		switch sig.Type {
 		case dbc.Integer:
@@ -220,7 +217,7 @@ func (e *Engine) Flush(t int64) {
 // run would give them.
 func (e *Engine) Republish() {
 	for i := range e.sigs {
-		if s := &e.sigs[i]; s.hasPub {
+		if s := &e.sigs[i]; s.hasPub && s.publish {
 			e.publish(s, KindRepublish, e.now)
 		}
 	}

@@ -153,14 +153,23 @@ func (s *sigState) unchanged(v *sample) bool {
 	return s.deadbandPct > 0 && d <= s.deadbandPct/100*math.Abs(b)
 }
 
-// setPolicy copies the resolved policy into the hot-path fields.
+// setPolicy copies the resolved policy into the hot-path fields. It sets
+// every one of them, so that it also serves SetPolicies. A signal that is
+// not published has no timing: nothing of it is ever due.
 func (s *sigState) setPolicy() {
 	p := &s.pol
 	s.publish = p.Publish
 	s.onChange = p.OnChange
 	s.deadband, s.deadbandPct = p.Deadband, p.DeadbandPct
+	s.interval, s.cycle, s.heartbeat, s.staleAfter = 0, 0, 0, 0
+	if !p.Publish {
+		return
+	}
 	if p.MaxRate > 0 {
 		s.interval = max(int64(math.Round(1e9/p.MaxRate)), 1)
+		if m := s.sig.Message; m != nil && m.CycleTime > 0 {
+			s.cycle = int64(m.CycleTime)
+		}
 	}
 	s.heartbeat = int64(p.Heartbeat)
 	s.staleAfter = int64(p.StaleAfter)

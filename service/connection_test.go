@@ -101,7 +101,7 @@ func TestNoBrokerKeepsRetrying(t *testing.T) {
 	cfg := testConfig(t, fmt.Sprintf("mqtt://127.0.0.1:%d", port))
 	var log lineLog
 	r := startServiceLog(t, cfg, loadTestDB(t), &log, slog.LevelInfo)
-	waitUntil(t, "three failed attempts", func() bool { return counter(t, r.m.connectFailures) >= 3 })
+	waitUntil(t, "three failed attempts", func() bool { return counter(t, r.m.connectFailures.WithLabelValues(failNetwork)) >= 3 })
 	rec := httptest.NewRecorder()
 	r.httpHandler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/healthz", nil))
 	if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "retrying") {

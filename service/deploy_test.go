@@ -26,6 +26,14 @@ import (
 // and ACLs as shipped, on a free port, with a password for each user.
 func deployBroker(t *testing.T, users ...string) string {
 	t.Helper()
+	return deployBrokerACL(t, "", users...)
+}
+
+// deployBrokerACL is deployBroker with the ACL file's text replaced by
+// acl, unless it is empty: a broker configured as shipped but for a
+// right left out.
+func deployBrokerACL(t *testing.T, aclText string, users ...string) string {
+	t.Helper()
 	exe := brokertest.FindMosquitto()
 	passwd, err := exec.LookPath("mosquitto_passwd")
 	if exe == "" || err != nil {
@@ -42,6 +50,12 @@ func deployBroker(t *testing.T, users ...string) string {
 	acl := filepath.Join("..", "deploy", "mosquitto", "acl")
 	if _, err := os.Stat(acl); err != nil {
 		t.Fatal(err)
+	}
+	if aclText != "" {
+		acl = filepath.Join(dir, "acl")
+		if err := os.WriteFile(acl, []byte(aclText), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	pw := filepath.Join(dir, "passwd")
 	for i, u := range users {

@@ -72,8 +72,21 @@
 // reconnection with exponential backoff and jitter up to reconnect_max,
 // for as long as the service runs: without a broker it keeps retrying,
 // logs "connect failed; retrying with backoff" (at most once every 10 s),
-// counts candec_broker_connect_failures_total, and /healthz answers 503
-// "not connected … retrying". A connection that drops soon after it came
+// counts candec_broker_connect_failures_total by reason, and /healthz
+// answers 503 "not connected … retrying". Each failed attempt is
+// classified: network (nothing listens, no route), tls (a broker
+// certificate the CA does not vouch for, a wrong host name, a refused
+// handshake), auth (a CONNACK refusing the credentials or client id),
+// timeout, other; the log line (at most one every 10 s) names the
+// reason and a cause in a user's terms, and /healthz says the same. A
+// connection that comes up but whose status publish the broker refuses
+// (PUBACK 0x87: no write right on the status topic) or whose raw
+// subscription it refuses (SUBACK 0x87) is reason acl: the service logs
+// it the same way and tries again with backoff for as long as the
+// connection lasts. mosquitto 2.0's acl_file refuses publishes but
+// grants every subscription, then delivers nothing the user may not
+// read: a missing read right on the raw topic shows there only as no
+// raw batches (candec_raw_batches_total stays still). A connection that drops soon after it came
 // up does not reset the backoff, so two instances started with the same
 // client_id (each connection takes the session over from the other) do
 // not reconnect in a tight loop: each says once every 10 s "another
@@ -93,6 +106,17 @@
 // of their encoding (application/json or application/msgpack); the
 // window stream is not retained.
 //
+// # Policy reloads
+//
+// ReloadPolicy (SIGHUP in `candec run`) reads the policy file again and
+// has the engine goroutine swap it in between two batches, at the
+// watermark (pipeline's Engine.SetPolicies): no restart, the same epoch,
+// seq going on on every topic. A file that does not parse, or gives two
+// signals one topic, leaves the running policy; the error line names the
+// file and line, and candec_policy_reloads_total{result="error"} counts
+// it. A good one logs "policy reloaded: N signals changed". Only the
+// policy file is read again, not the config.
+//
 // On shutdown (the context ends, on SIGINT or SIGTERM in `candec run`)
 // the engine decodes the batches already queued, flushes the values its
 // rate caps still hold back, the publisher hands everything to the
@@ -105,8 +129,9 @@
 // # Metrics
 //
 // With metrics_addr set, /metrics serves the Prometheus metrics (on the
-// registry passed to New) and /healthz answers 200 while the broker
-// connection is up and 503 otherwise. The metrics:
+// registry passed to New) and /healthz answers 200 once the broker
+// connection is up and the raw subscription acknowledged, and 503
+// otherwise, with the reason of the last failure. The metrics:
 //
 //	candec_raw_batches_total               batches received, valid or not
 //	candec_raw_frames_total                frames in valid batches
@@ -127,7 +152,9 @@
 //	candec_publish_queue_depth             envelopes waiting for the broker (see "Data path")
 //	candec_broker_connected                1 while connected
 //	candec_broker_connections_total        connections made
-//	candec_broker_connect_failures_total   connection attempts that failed (retried)
+//	candec_broker_connect_failures_total{reason} failed attempts, refused status publishes and subscriptions: network, tls, auth, acl, timeout, other
+//	candec_policy_reloads_total{result}    policy reloads: ok, error (the running policy stayed)
+//	candec_policy_loaded_timestamp_seconds when the running policy was read
 //	candec_broker_takeovers_total          connections lost to another client with the same client id
 //	candec_publish_latency_seconds         frame timestamp → publish (value, trailing, flush)
 //

@@ -79,7 +79,7 @@ type metrics struct {
 	clock          *clockMetrics
 
 	// The connection's health.
-	connectFailures prometheus.Counter
+	connectFailures *prometheus.CounterVec // by failReasons
 	takeovers       prometheus.Counter
 	windowOverflow  prometheus.Counter
 
@@ -108,8 +108,13 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14), // 0.5 ms … 4 s
 		}),
 	}
-	m.connectFailures = counter("candec_broker_connect_failures_total",
-		"Connection attempts that failed; the service keeps retrying, with backoff up to reconnect_max.")
+	m.connectFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "candec_broker_connect_failures_total",
+		Help: "Connection attempts that failed, and connections whose status publish or raw subscription the broker refused, by reason: network, tls, auth (credentials), acl (a missing ACL right), timeout, other; the service keeps retrying, with backoff up to reconnect_max.",
+	}, []string{"reason"})
+	for _, r := range failReasons {
+		m.connectFailures.WithLabelValues(r)
+	}
 	m.takeovers = counter("candec_broker_takeovers_total",
 		"Connections lost because another client connected with the same client id: a DISCONNECT with reason 0x8E, or the broker closing the connection soon after accepting it, as mosquitto 2.0 does.")
 	m.rawPublishers = prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_raw_publishers",

@@ -110,9 +110,13 @@ type Service struct {
 
 	// Log limits of the MQTT client's callbacks, one per kind of line.
 	upLog, downLog, takeoverLog, failLog lockedLimit
+	setupLog                             rateLimit // owned by the publisher goroutine
 
 	// now is the wall clock; tests replace it.
 	now func() time.Time
+
+	reload reloader // policy reloads (reload.go)
+	health health   // what /healthz says (health.go)
 }
 
 // New builds the service: it validates cfg, loads the policy file,
@@ -134,6 +138,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		// seq from the previous run's.
 		Epoch: uint64(time.Now().UnixNano()),
 	}
+	loadedAt := time.Now()
 	if cfg.Policy != "" {
 		p, err := pipeline.LoadPolicy(cfg.Policy)
 		if err != nil {
@@ -165,6 +170,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		l.period = connLogPeriod
 	}
 	s.restartLog.period, s.publishersLog.period = badBatchLogPeriod, badBatchLogPeriod
+	s.setupLog.period = connLogPeriod
 	for range inQueue {
 		s.free <- nil
 	}
@@ -206,6 +212,9 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 			return 0
 		})
 	if err != nil {
+		return nil, err
+	}
+	if err := s.initReload(reg, loadedAt); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -302,15 +311,7 @@ func (s *Service) Run(ctx context.Context) error {
 func (s *Service) httpHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(s.gather, promhttp.HandlerOpts{}))
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		if s.connected.Load() {
-			fmt.Fprintf(w, "ok: connected to %s\n", s.cfg.Broker)
-			return
-		}
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, "not connected to %s; retrying (backoff up to %v)\n", s.cfg.Broker, s.cfg.ReconnectMax)
-	})
+	mux.HandleFunc("/healthz", s.healthz)
 	return mux
 }
 
@@ -324,6 +325,7 @@ func (s *Service) onUp(*autopaho.ConnectionManager, *paho.Connack) {
 	s.connMu.Unlock()
 	s.out.setConnected(true)
 	s.connected.Store(true)
+	s.health.up()
 	s.m.connections.Inc()
 	if ok, held := s.upLog.allow(s.now()); ok {
 		s.log.Info("connected", "broker", s.cfg.Broker, "suppressed_since_last", held)
@@ -339,6 +341,7 @@ func (s *Service) onDown() {
 	s.connEnd()
 	s.connMu.Unlock()
 	s.connected.Store(false)
+	s.health.down()
 	if n := s.out.setConnected(false); n > 0 {
 		s.m.coalesced.Add(float64(n))
 	}
@@ -348,9 +351,11 @@ func (s *Service) onDown() {
 }
 
 func (s *Service) onConnectError(err error) {
-	s.m.connectFailures.Inc()
+	reason, cause := connectCause(err)
+	s.m.connectFailures.WithLabelValues(reason).Inc()
+	s.health.problem(reason, cause, err, s.now())
 	if ok, held := s.failLog.allow(s.now()); ok {
-		s.log.Warn("connect failed; retrying with backoff", "broker", s.cfg.Broker, "err", err,
+		s.log.Warn("connect failed; retrying with backoff", "broker", s.cfg.Broker, "reason", reason, "cause", cause, "err", err,
 			"reconnect_max", s.cfg.ReconnectMax, "suppressed_since_last", held)
 	}
 }
@@ -419,6 +424,7 @@ func (s *Service) receive(p *paho.Publish) {
 // moves its clock on while frames are quiet, republishes on request, and
 // flushes it when ctx ends.
 func (s *Service) runEngine(ctx context.Context) {
+	defer close(s.reload.gone)
 	t := time.NewTicker(tick)
 	defer t.Stop()
 	for {
@@ -431,6 +437,8 @@ func (s *Service) runEngine(ctx context.Context) {
 		case done := <-s.republish:
 			s.engine.Republish()
 			close(done)
+		case r := <-s.reload.req:
+			s.applyPolicy(r)
 		case <-ctx.Done():
 			// Batches that arrived before the end are decoded, for at
 			// most half the shutdown timeout: an overloaded decoder's
@@ -564,7 +572,7 @@ func (s *Service) runPublisher(ctx context.Context, engineDone <-chan struct{}) 
 		select {
 		case <-s.up:
 			connections++
-			s.announce(ctx, engineDone, connections > 1)
+			s.setUpConnection(ctx, engineDone, connections > 1)
 		case <-s.out.wake:
 		case <-retry.C:
 		case <-engineDone:
@@ -592,18 +600,21 @@ func (s *Service) connection(ctx context.Context) (context.Context, context.Canc
 }
 
 // announce publishes "online", has the engine republish the retained
-// state when asked to, and subscribes to the raw topic. On the first
-// connection nothing was published yet: frames arrive only through the
-// subscription, so there is nothing to republish, and an offline run of
-// the same frames gives the same seq.
-func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, republish bool) {
+// state when asked to (and clears *republish once it has), and
+// subscribes to the raw topic. On the first connection nothing was
+// published yet: frames arrive only through the subscription, so there
+// is nothing to republish, and an offline run of the same frames gives
+// the same seq. It returns a *setupError when the broker refused a step
+// or did not answer while the connection stayed up (setUpConnection
+// tries again), else nil.
+func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, republish *bool) error {
 	ctx, cancel := s.connection(ctx)
 	defer cancel()
 	if err := s.publishStatus(ctx, StatusOnline); err != nil {
-		s.logConnErr(ctx, "publish status", "status", StatusOnline, "err", err)
-		return
+		return s.setupFailed(ctx, opPublishStatus, s.cfg.StatusTopic, err)
 	}
-	if republish {
+	if *republish {
+		*republish = false
 		done := make(chan struct{})
 		select {
 		case s.republish <- done:
@@ -619,31 +630,26 @@ func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, repu
 	sctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
 	sa, err := s.cm.Subscribe(sctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: s.cfg.RawTopic, QoS: s.qos}}})
-	if err == nil && len(sa.Reasons) > 0 && sa.Reasons[0] >= 0x80 {
-		err = fmt.Errorf("refused with reason %#x", sa.Reasons[0])
+	if sa != nil && len(sa.Reasons) > 0 && sa.Reasons[0] >= 0x80 {
+		// paho returns an error without the code along with the SUBACK.
+		err = &refusedError{code: sa.Reasons[0]}
 	}
 	if err != nil {
-		s.logConnErr(ctx, "subscribe to the raw topic", "topic", s.cfg.RawTopic, "err", err)
+		return s.setupFailed(ctx, opSubscribe, s.cfg.RawTopic, err)
 	}
-}
-
-// logConnErr logs a failed operation of the connection's start: as an
-// error, unless the connection has dropped under it (ctx ended), which
-// the connection's own lines already say; then it is a debug line, so
-// that a connection dropped again and again cannot flood the log.
-func (s *Service) logConnErr(ctx context.Context, msg string, args ...any) {
-	if ctx.Err() != nil {
-		s.log.Debug(msg, args...)
-		return
-	}
-	s.log.Error(msg, args...)
+	s.health.subscribed()
+	return nil
 }
 
 func (s *Service) publishStatus(ctx context.Context, status string) error {
 	ctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	_, err := s.cm.Publish(ctx, &paho.Publish{Topic: s.cfg.StatusTopic, QoS: 1, Retain: true, Payload: []byte(status),
+	r, err := s.cm.Publish(ctx, &paho.Publish{Topic: s.cfg.StatusTopic, QoS: 1, Retain: true, Payload: []byte(status),
 		Properties: &paho.PublishProperties{ContentType: statusContentType}})
+	if r != nil && r.ReasonCode >= 0x80 {
+		// mosquitto answers a publish the ACL denies with 0x87.
+		return &refusedError{code: r.ReasonCode}
+	}
 	return err
 }
 

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -15,7 +18,8 @@ import (
 
 // runRun is `candec run`: configuration from --config FILE, CANDEC_*
 // variables and flags (see the service package for the keys), then the
-// service until SIGINT or SIGTERM.
+// service until SIGINT or SIGTERM. SIGHUP reads the policy file again
+// (service.ReloadPolicy): a bad one is logged and the running policy stays.
 func runRun(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "run", "[--config FILE] [flags]")
 	file := fs.String("config", os.Getenv(service.EnvConfig), "YAML config `file` (env "+service.EnvConfig+"); flags and CANDEC_* variables override it")
@@ -51,5 +55,23 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	hctx, stop := context.WithCancel(ctx)
+	defer stop()
+	wg.Go(func() {
+		for {
+			select {
+			case <-hup:
+				// ReloadPolicy logs the outcome; run goes on either way.
+				_ = svc.ReloadPolicy(hctx)
+			case <-hctx.Done():
+				return
+			}
+		}
+	})
 	return svc.Run(ctx)
 }

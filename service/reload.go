@@ -1,0 +1,136 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/yukart/candec/pipeline"
+)
+
+// Errors of ReloadPolicy besides the policy's own.
+var (
+	// ErrNoPolicyFile: the service runs the built-in policy, so there is
+	// no file to read again.
+	ErrNoPolicyFile = errors.New("service: no policy file to reload (the built-in policy is running)")
+	// ErrStopped: the service's engine has stopped.
+	ErrStopped = errors.New("service: stopped")
+)
+
+// Results of a policy reload, the label of candec_policy_reloads_total.
+const (
+	reloadOK    = "ok"
+	reloadError = "error"
+)
+
+// reloader is what the service keeps for policy reloads: the way to the
+// engine goroutine and the metrics.
+type reloader struct {
+	req  chan reloadReq // to the engine goroutine
+	gone chan struct{}  // closed when the engine goroutine has ended
+
+	ok, failed prometheus.Counter
+	loaded     prometheus.Gauge
+}
+
+// reloadReq asks the engine goroutine to run a new policy; it answers on
+// done.
+type reloadReq struct {
+	policy *pipeline.PolicyFile
+	done   chan reloadResult
+}
+
+type reloadResult struct {
+	changes pipeline.PolicyChanges
+	err     error
+}
+
+// initReload sets up policy reloads and registers their metrics on reg.
+// loadedAt is when the policy the service starts with was read.
+func (s *Service) initReload(reg prometheus.Registerer, loadedAt time.Time) error {
+	r := &s.reload
+	r.req = make(chan reloadReq)
+	r.gone = make(chan struct{})
+	reloads := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "candec_policy_reloads_total",
+		Help: "Policy reloads (SIGHUP): ok, or error when the new file was refused and the running policy stayed.",
+	}, []string{"result"})
+	r.ok, r.failed = reloads.WithLabelValues(reloadOK), reloads.WithLabelValues(reloadError)
+	r.loaded = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name: "candec_policy_loaded_timestamp_seconds",
+		Help: "When the running policy was read: at start, or at the last successful reload (Unix time).",
+	})
+	r.loaded.Set(float64(loadedAt.UnixNano()) / 1e9)
+	for _, c := range []prometheus.Collector{reloads, r.loaded} {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("service: register metrics: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReloadPolicy reads the policy file again and, when it is valid, has the
+// engine run it from its current frame time, without a restart: the
+// epoch stays and every topic's seq goes on (see pipeline's
+// Engine.SetPolicies for what happens to held values, timers and signals
+// whose publish flips). An invalid file, or one that gives two signals
+// one topic, leaves the running policy in place. Either way it logs one
+// line (what changed, or the error, which names the file and line) and
+// counts candec_policy_reloads_total. `candec run` calls it on SIGHUP.
+// It waits for the engine, at most until ctx ends; the service must be
+// running (ErrStopped once it has stopped).
+func (s *Service) ReloadPolicy(ctx context.Context) error {
+	if s.cfg.Policy == "" {
+		s.log.Warn("policy reload asked for, but no policy file is configured; the built-in policy stays")
+		return ErrNoPolicyFile
+	}
+	ch, err := s.reloadPolicy(ctx)
+	if err != nil {
+		if errors.Is(err, ErrStopped) || ctx.Err() != nil {
+			return err
+		}
+		s.reload.failed.Inc()
+		s.log.Error("policy reload failed; the running policy stays", "policy", s.cfg.Policy, "err", err)
+		return err
+	}
+	s.reload.ok.Inc()
+	s.reload.loaded.Set(float64(s.now().UnixNano()) / 1e9)
+	s.log.Info(fmt.Sprintf("policy reloaded: %d signals changed", ch.Changed), "policy", s.cfg.Policy,
+		"now_published", ch.Published, "now_unpublished", ch.Unpublished)
+	return nil
+}
+
+// reloadPolicy reads the file here, off the engine goroutine, and hands
+// the parsed policy to it.
+func (s *Service) reloadPolicy(ctx context.Context) (pipeline.PolicyChanges, error) {
+	p, err := pipeline.LoadPolicy(s.cfg.Policy)
+	if err != nil {
+		return pipeline.PolicyChanges{}, err
+	}
+	req := reloadReq{policy: p, done: make(chan reloadResult, 1)}
+	select {
+	case s.reload.req <- req:
+	case <-s.reload.gone:
+		return pipeline.PolicyChanges{}, ErrStopped
+	case <-ctx.Done():
+		return pipeline.PolicyChanges{}, ctx.Err()
+	}
+	// The engine always answers a request it took.
+	res := <-req.done
+	return res.changes, res.err
+}
+
+// applyPolicy runs on the engine goroutine: the swap happens between two
+// batches, at the engine's frame time, and what it publishes (a held
+// value now due, a heartbeat) goes out with the next drain.
+func (s *Service) applyPolicy(r reloadReq) {
+	// Up to the watermark first, so that the new policy starts now, not
+	// up to a tick ago.
+	s.advance()
+	ch, err := s.engine.SetPolicies(r.policy)
+	s.syncStats()
+	r.done <- reloadResult{changes: ch, err: err}
+}
