@@ -113,6 +113,9 @@ type Service struct {
 
 	// now is the wall clock; tests replace it.
 	now func() time.Time
+
+	// notify speaks to systemd (notify.go).
+	notify *notifier
 }
 
 // New builds the service: it validates cfg, loads the policy file,
@@ -160,6 +163,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		republish: make(chan chan struct{}),
 		badLog:    rateLimit{period: badBatchLogPeriod},
 		now:       time.Now,
+		notify:    newNotifier(log),
 	}
 	for _, l := range []*lockedLimit{&s.upLog, &s.downLog, &s.takeoverLog, &s.failLog} {
 		l.period = connLogPeriod
@@ -268,6 +272,7 @@ func (s *Service) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { return s.runPublisher(gctx, engineDone) })
+	g.Go(func() error { s.notify.run(gctx); return nil })
 	if metricsLn != nil {
 		srv := &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
 		g.Go(func() error {
@@ -342,6 +347,7 @@ func (s *Service) onDown() {
 	if n := s.out.setConnected(false); n > 0 {
 		s.m.coalesced.Add(float64(n))
 	}
+	s.notify.status("broker connection lost; reconnecting")
 	if ok, held := s.downLog.allow(s.now()); ok {
 		s.log.Warn("broker connection lost; reconnecting", "broker", s.cfg.Broker, "suppressed_since_last", held)
 	}
@@ -349,6 +355,7 @@ func (s *Service) onDown() {
 
 func (s *Service) onConnectError(err error) {
 	s.m.connectFailures.Inc()
+	s.notify.status("connect to " + s.cfg.Broker + " failed; retrying: " + err.Error())
 	if ok, held := s.failLog.allow(s.now()); ok {
 		s.log.Warn("connect failed; retrying with backoff", "broker", s.cfg.Broker, "err", err,
 			"reconnect_max", s.cfg.ReconnectMax, "suppressed_since_last", held)
@@ -427,6 +434,7 @@ func (s *Service) runEngine(ctx context.Context) {
 			s.handleBatch(b)
 			s.free <- b
 		case <-t.C:
+			s.notify.beat()
 			s.advance()
 		case done := <-s.republish:
 			s.engine.Republish()
@@ -624,7 +632,10 @@ func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, repu
 	}
 	if err != nil {
 		s.logConnErr(ctx, "subscribe to the raw topic", "topic", s.cfg.RawTopic, "err", err)
+		s.notify.status("subscribe to " + s.cfg.RawTopic + " failed: " + err.Error())
+		return
 	}
+	s.notify.subscribed(s.cfg.Broker, s.cfg.RawTopic)
 }
 
 // logConnErr logs a failed operation of the connection's start: as an
