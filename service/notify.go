@@ -36,7 +36,7 @@ type notifier struct {
 	stall func()
 
 	beats   atomic.Uint64 // the engine's ticks
-	ready   atomic.Bool // READY=1 was sent
+	ready   atomic.Bool   // READY=1 was sent
 	errOnce sync.Once
 }
 
