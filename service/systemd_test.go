@@ -82,3 +82,26 @@ func TestDeploySystemdVerify(t *testing.T) {
 		t.Errorf("systemd-analyze verify %s: %v\n%s", unitFile, err, out)
 	}
 }
+
+// TestDeployCarConfig: the package's /etc/candec/candec.yaml loads, and
+// names the files the package installs and the car broker's user.
+func TestDeployCarConfig(t *testing.T) {
+	cfg, err := LoadConfig(filepath.Join("..", "deploy", "package", "candec.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ key, got, want string }{
+		{"dbc", strings.Join(cfg.DBC, ","), "/usr/share/candec/yukart.dbc"},
+		{"policy", cfg.Policy, "/etc/candec/policy.yaml"},
+		{"username", cfg.Username, "candec"},
+		{"broker", cfg.Broker, "mqtt://127.0.0.1:1883"},
+		{"metrics_addr", cfg.MetricsAddr, "127.0.0.1:9464"},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s: got %q, want %q", c.key, c.got, c.want)
+		}
+	}
+}
