@@ -3,6 +3,7 @@ module github.com/yukart/candec
 go 1.26.0
 
 require (
+	github.com/coreos/go-systemd/v22 v22.7.0
 	github.com/eclipse/paho.golang v0.23.0
 	github.com/goccy/go-json v0.10.5
 	github.com/google/renameio/v2 v2.0.2

@@ -126,6 +126,20 @@
 // connection still stuck in a write 2 s after that is closed, so a stalled
 // broker cannot hold the shutdown.
 //
+// # Under systemd
+//
+// With NOTIFY_SOCKET in the environment (a unit of Type=notify, such as
+// deploy/systemd/candec.service) the service speaks the notify protocol
+// (sd_notify(3)): READY=1 once the broker has acknowledged the raw
+// subscription, so that units ordered after candec start when it
+// decodes; STATUS= on each connection change; STOPPING=1 when the
+// shutdown begins. With WATCHDOG_USEC set (WatchdogSec=) it sends
+// WATCHDOG=1 every half of that interval, but only while the engine
+// goroutine keeps ticking: the engine counts its 10 ms ticks, and a
+// ping goes out only when the count has moved since the last one. A
+// stuck engine stops the pings and the service manager restarts the
+// service, even though its other goroutines still run.
+//
 // # Metrics
 //
 // With metrics_addr set, /metrics serves the Prometheus metrics (on the

@@ -117,6 +117,8 @@ type Service struct {
 
 	reload reloader // policy reloads (reload.go)
 	health health   // what /healthz says (health.go)
+	// notify speaks to systemd (notify.go).
+	notify *notifier
 }
 
 // New builds the service: it validates cfg, loads the policy file,
@@ -165,6 +167,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		republish: make(chan chan struct{}),
 		badLog:    rateLimit{period: badBatchLogPeriod},
 		now:       time.Now,
+		notify:    newNotifier(log),
 	}
 	for _, l := range []*lockedLimit{&s.upLog, &s.downLog, &s.takeoverLog, &s.failLog} {
 		l.period = connLogPeriod
@@ -277,6 +280,7 @@ func (s *Service) Run(ctx context.Context) error {
 		return nil
 	})
 	g.Go(func() error { return s.runPublisher(gctx, engineDone) })
+	g.Go(func() error { s.notify.run(gctx); return nil })
 	if metricsLn != nil {
 		srv := &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
 		g.Go(func() error {
@@ -345,6 +349,7 @@ func (s *Service) onDown() {
 	if n := s.out.setConnected(false); n > 0 {
 		s.m.coalesced.Add(float64(n))
 	}
+	s.notify.status("broker connection lost; reconnecting")
 	if ok, held := s.downLog.allow(s.now()); ok {
 		s.log.Warn("broker connection lost; reconnecting", "broker", s.cfg.Broker, "suppressed_since_last", held)
 	}
@@ -354,6 +359,7 @@ func (s *Service) onConnectError(err error) {
 	reason, cause := connectCause(err)
 	s.m.connectFailures.WithLabelValues(reason).Inc()
 	s.health.problem(reason, cause, err, s.now())
+	s.notify.status("connect to " + s.cfg.Broker + " failed (" + reason + "); retrying: " + cause)
 	if ok, held := s.failLog.allow(s.now()); ok {
 		s.log.Warn("connect failed; retrying with backoff", "broker", s.cfg.Broker, "reason", reason, "cause", cause, "err", err,
 			"reconnect_max", s.cfg.ReconnectMax, "suppressed_since_last", held)
@@ -433,6 +439,7 @@ func (s *Service) runEngine(ctx context.Context) {
 			s.handleBatch(b)
 			s.free <- b
 		case <-t.C:
+			s.notify.beat()
 			s.advance()
 		case done := <-s.republish:
 			s.engine.Republish()
@@ -635,9 +642,11 @@ func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, repu
 		err = &refusedError{code: sa.Reasons[0]}
 	}
 	if err != nil {
+		s.notify.status("subscribe to " + s.cfg.RawTopic + " failed: " + err.Error())
 		return s.setupFailed(ctx, opSubscribe, s.cfg.RawTopic, err)
 	}
 	s.health.subscribed()
+	s.notify.subscribed(s.cfg.Broker, s.cfg.RawTopic)
 	return nil
 }
 

@@ -167,7 +167,7 @@ func TestTopLevel(t *testing.T) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if !e.IsDir() || strings.HasPrefix(name, ".") || name == "bin" {
+		if !e.IsDir() || strings.HasPrefix(name, ".") || name == "bin" || name == "dist" {
 			continue
 		}
 		if !slices.Contains(topLevel, name) {
