@@ -72,4 +72,3 @@ func Check(t testing.TB, svg []byte, want ...string) []string {
 	}
 	return texts
 }
-
