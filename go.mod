@@ -15,6 +15,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/sync v0.25.0
 	golang.org/x/term v0.38.0
+	gonum.org/v1/plot v0.17.0
 )
 
 require (
@@ -37,6 +38,5 @@ require (
 	golang.org/x/net v0.43.0 // indirect
 	golang.org/x/sys v0.39.0 // indirect
 	golang.org/x/text v0.28.0 // indirect
-	gonum.org/v1/plot v0.17.0 // indirect
 	google.golang.org/protobuf v1.36.8 // indirect
 )

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -156,21 +158,73 @@ type Drawer interface {
 }
 
 // Stack draws plots one above the other, each given an equal share of
-// the height, their x axes aligned.
-type Stack []*plot.Plot
+// the height, their x axes aligned. With LegendWidth set, each plot's
+// legend goes in a strip of that width on the right, beside its panel
+// rather than over its data.
+type Stack struct {
+	Plots       []*plot.Plot
+	LegendWidth vg.Length
+}
 
 // Draw draws the plots.
 func (s Stack) Draw(c draw.Canvas) {
-	if len(s) == 0 {
+	if len(s.Plots) == 0 {
 		return
 	}
-	rows := make([][]*plot.Plot, len(s))
-	for i, p := range s {
+	main := c
+	main.Max.X -= s.LegendWidth
+	rows := make([][]*plot.Plot, len(s.Plots))
+	for i, p := range s.Plots {
 		rows[i] = []*plot.Plot{p}
 	}
-	t := draw.Tiles{Rows: len(s), Cols: 1, PadY: vg.Points(4), PadTop: vg.Points(2), PadBottom: vg.Points(2)}
-	canvases := plot.Align(rows, t, c)
-	for i := range s {
-		s[i].Draw(canvases[i][0])
+	t := draw.Tiles{Rows: len(s.Plots), Cols: 1, PadY: vg.Points(4), PadTop: vg.Points(2), PadBottom: vg.Points(2)}
+	canvases := plot.Align(rows, t, main)
+	for i, p := range s.Plots {
+		if s.LegendWidth <= 0 {
+			p.Draw(canvases[i][0])
+			continue
+		}
+		l := p.Legend
+		p.Legend = plot.NewLegend()
+		p.Draw(canvases[i][0])
+		p.Legend = l
+		lc := canvases[i][0]
+		lc.Min.X, lc.Max.X = main.Max.X+vg.Points(6), c.Max.X
+		if p.Title.Text != "" { // below the title, level with the data
+			lc.Max.Y -= p.Title.TextStyle.Rectangle(p.Title.Text).Size().Y + p.Title.Padding
+		}
+		l.Top, l.Left, l.XOffs, l.YOffs = true, true, 0, 0
+		l.Draw(lc)
 	}
+}
+
+// PlainTicks label about six round values between lo and hi as short
+// numbers ("5", "2.5", not "25.00"), with unlabelled ticks between.
+type PlainTicks struct{}
+
+// Ticks returns the ticks between lo and hi.
+func (PlainTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
+	}
+	raw := (hi - lo) / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ts []plot.Tick
+	minor := step / 5
+	for v := math.Ceil(lo/minor) * minor; v <= hi+minor/1e6; v += minor {
+		t := plot.Tick{Value: v}
+		if r := math.Round(v / step); math.Abs(v/step-r) < 1e-6 {
+			t.Value = r * step
+			t.Label = strconv.FormatFloat(t.Value, 'g', 6, 64)
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
