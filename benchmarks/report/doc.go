@@ -29,4 +29,11 @@
 // does not move the baseline. It warns when those runs differ in host or
 // versions: figures are only comparable on one host with one set of
 // versions.
+//
+// # The charts
+//
+// Charts draws a summary as pictures: broker CPU against deliveries on
+// the report's scale (see Scale), envelope latency per scenario, and
+// deliveries per scenario on the signal and window streams. The baseline
+// embeds them by file name (Meta.Charts).
 package report

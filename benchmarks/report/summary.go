@@ -187,6 +187,10 @@ type Meta struct {
 	// References are the report's figures by scenario, for the
 	// comparison table; nil leaves it out.
 	References map[string]*scenario.Reference
+	// Charts are the pictures written beside the summary, by chart name
+	// (ChartBroker, …): the file name, relative to the summary, that it
+	// embeds. A chart not named is not embedded.
+	Charts map[string]string
 }
 
 // WriteMarkdown writes the summary as the baseline document: the table
@@ -219,6 +223,11 @@ func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 	if len(s.Rows) > 0 {
 		subs = s.Rows[0].Median.EnvelopeSubscribers
 	}
+	embed := func(name, alt string) {
+		if f := m.Charts[name]; f != "" {
+			fmt.Fprintf(&b, "\n![%s](%s)\n", alt, f)
+		}
+	}
 	fmt.Fprintf(&b, "\n## The mix table\n\n")
 	fmt.Fprintf(&b, "| Scenario | Load | Signals/frame | Cap | Stream | Envelopes/s | Deliveries/s (×%d) | Broker CPU | Envelope latency p50 / p99 (ms) | Envelope loss | Raw loss | Decoder CPU | Drain (s) | Runs |\n", subs)
 	b.WriteString("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
@@ -231,11 +240,28 @@ func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 			loss(x.EnvelopesLost, x.EnvelopeLossPct), loss(x.RawLost, x.RawLossPct), numfmt.Pct(x.CPU.Decoder), x.DrainS, r.Runs)
 	}
 
+	embed(ChartDeliveries, "Deliveries/s per scenario, signal stream and window stream")
+	embed(ChartLatency, "Envelope latency p50 and p99 per scenario")
+
 	if m.References != nil {
+		sc, scaled := NewScale(s, m.References)
 		fmt.Fprintf(&b, "\n## Against the report's mix table\n\n")
-		b.WriteString("The report's figures (stand-in decoder, car Orin, mosquitto 2.0.11) → this baseline's.\n\n")
-		b.WriteString("| Scenario | Envelopes/s | Deliveries/s | Broker CPU | Envelope p50 (ms) | Envelope p99 (ms) | Note |\n")
-		b.WriteString("|---|---:|---:|---:|---:|---:|---|\n")
+		b.WriteString("The report's figures (stand-in decoder, car Orin, mosquitto 2.0.11) → this baseline's.\n")
+		if scaled {
+			here, rep := sc.Saturation()
+			fmt.Fprintf(&b, "Deliveries/s compare only once normalised: the broker took %.1f µs of CPU per delivery here (%s, the heaviest signal-stream row), "+
+				"so one core saturates at %s deliveries/s; the report's took %.1f (%s: %s of a core at %s deliveries/s), saturating at %s. "+
+				"The last column places this baseline's rows on the report's scale: the same share of the saturation point, in the report's deliveries/s.\n",
+				sc.Here, sc.HereRow, sig3(here), sc.Report, sc.ReportRow,
+				numfmt.Pct(m.References[sc.ReportRow].BrokerCPU), numfmt.Thousands(m.References[sc.ReportRow].Deliveries), sig3(rep))
+		}
+		b.WriteString("\n| Scenario | Envelopes/s | Deliveries/s | Broker CPU | Envelope p50 (ms) | Envelope p99 (ms) | Note |")
+		sep := "|---|---:|---:|---:|---:|---:|---|"
+		if scaled {
+			b.WriteString(" On the report's scale |")
+			sep += "---:|"
+		}
+		b.WriteString("\n" + sep + "\n")
 		for _, r := range s.Rows {
 			ref := m.References[r.Scenario]
 			if ref == nil {
@@ -246,7 +272,7 @@ func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 			if ref.Deliveries > 0 {
 				deliveries = numfmt.Thousands(ref.Deliveries)
 			}
-			fmt.Fprintf(&b, "| %s | %s → %s | %s → %s | %s → %s | %s → %s | %s → %s | %s |\n",
+			fmt.Fprintf(&b, "| %s | %s → %s | %s → %s | %s → %s | %s → %s | %s → %s | %s |",
 				r.Scenario,
 				numfmt.Thousands(ref.Envelopes), envelopes(x),
 				deliveries, numfmt.Thousands(x.Deliveries),
@@ -254,7 +280,12 @@ func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 				numfmt.Ms(ref.P50), numfmt.Ms(x.Latency.Envelopes.P50),
 				numfmt.Ms(ref.P99), numfmt.Ms(x.Latency.Envelopes.P99),
 				ref.Note)
+			if scaled {
+				fmt.Fprintf(&b, " %s (%.0f %%) |", sig3(sc.OnReport(x.Deliveries)), sc.Relative(x.Deliveries)*100)
+			}
+			b.WriteString("\n")
 		}
+		embed(ChartBroker, "Broker CPU against deliveries/s, this baseline and the report's, on the report's scale")
 	}
 
 	fmt.Fprintf(&b, "\n## The raw stream and the other costs\n\n")

@@ -15,6 +15,7 @@ import (
 	"github.com/yukart/candec/benchmarks"
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
+	"github.com/yukart/candec/internal/chart"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/progress"
 	"github.com/yukart/candec/service"
@@ -217,7 +218,8 @@ func runBenchSummary(e env, args []string) error {
 	if path == "" {
 		path = filepath.Join(dir, "baseline-"+h+".md")
 	}
-	w, err := outfile.Create(path, e.stdout, append(inputs, *file)...)
+	inputs = append(inputs, *file)
+	w, err := outfile.Create(path, e.stdout, inputs...)
 	if err != nil {
 		if errors.Is(err, outfile.ErrSameFile) {
 			return &exitError{2, fmt.Errorf("bench summary: %w", err)}
@@ -225,8 +227,28 @@ func runBenchSummary(e env, args []string) error {
 		return fmt.Errorf("bench summary: %w", err)
 	}
 	defer w.Abort()
+	// The charts go beside the baseline, which embeds them by name. All
+	// are written aside first and put in place only once every one is
+	// whole: a failure leaves the old baseline with its old charts.
+	var charts []*outfile.File
+	defer func() {
+		for _, c := range charts {
+			c.Abort()
+		}
+	}()
+	if path != "-" {
+		if charts, meta.Charts, err = writeCharts(e, path, s, refs, inputs); err != nil {
+			return err
+		}
+	}
 	if err := writeMarkdown(w, s, meta); err != nil {
 		return fmt.Errorf("bench summary: write %s: %w", path, err)
+	}
+	for _, c := range charts {
+		if err := c.Commit(); err != nil {
+			return fmt.Errorf("bench summary: %w", err)
+		}
+		fmt.Fprintf(e.stderr, "wrote %s\n", c.Name())
 	}
 	if err := w.Commit(); err != nil {
 		return fmt.Errorf("bench summary: %w", err)
@@ -238,6 +260,33 @@ func runBenchSummary(e env, args []string) error {
 		fmt.Fprintln(e.stderr, "warning:", w)
 	}
 	return nil
+}
+
+// writeCharts writes the summary's charts, to be put beside the
+// baseline at path as <baseline>-<chart>.svg, and returns them
+// uncommitted with their names relative to the baseline.
+func writeCharts(e env, path string, s report.Summary, refs map[string]*scenario.Reference, inputs []string) ([]*outfile.File, map[string]string, error) {
+	stem := strings.TrimSuffix(path, filepath.Ext(path))
+	var files []*outfile.File
+	names := map[string]string{}
+	for _, c := range report.Charts(s, refs) {
+		name := stem + "-" + c.Name + ".svg"
+		w, err := outfile.Create(name, e.stdout, inputs...)
+		if err != nil {
+			if errors.Is(err, outfile.ErrSameFile) {
+				err = &exitError{2, fmt.Errorf("bench summary: %w", err)}
+			} else {
+				err = fmt.Errorf("bench summary: %w", err)
+			}
+			return files, nil, err
+		}
+		files = append(files, w)
+		if err := chart.Write(w, c.Plot, c.Width, c.Height, chart.SVG); err != nil {
+			return files, nil, fmt.Errorf("bench summary: write %s: %w", name, err)
+		}
+		names[c.Name] = filepath.Base(name)
+	}
+	return files, names, nil
 }
 
 // summaryCommand is the command line that writes the same summary again:

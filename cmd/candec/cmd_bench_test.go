@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/benchmarks/report"
+	"github.com/yukart/candec/internal/chart/charttest"
 	"github.com/yukart/candec/internal/outfile"
 )
 
@@ -56,10 +57,20 @@ func TestBenchSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"# Bench baseline: desk", "| car-8-50hz | car | 8 | 50 Hz | signals | 4,300 | 21,500 |", "| car-8-50hz | 4,300 → 4,300 |"} {
+	for _, want := range []string{"# Bench baseline: desk", "| car-8-50hz | car | 8 | 50 Hz | signals | 4,300 | 21,500 |", "| car-8-50hz | 4,300 → 4,300 |",
+		"](baseline-desk-latency.svg)", "](baseline-desk-deliveries.svg)"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("baseline lacks %q:\n%s", want, b)
 		}
+	}
+	// The charts beside it, which it embeds.
+	for _, name := range []string{"baseline-desk-latency.svg", "baseline-desk-deliveries.svg"} {
+		svg, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("bench summary wrote no %s: %v", name, err)
+			continue
+		}
+		charttest.Check(t, svg, "car-8-50hz")
 	}
 	err = run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}},
 		[]string{"bench", "summary", "--scenarios", scenariosFile, "--results", dir, "--host", "other"})
@@ -204,8 +215,12 @@ func TestBenchSummaryOutput(t *testing.T) {
 					t.Errorf("%s changed:\n%.200s", name, after[name])
 				}
 			}
-			if len(after) != len(before) {
-				t.Errorf("files after: %d, want %d (no temporary file left)", len(after), len(before))
+			want := len(before)
+			if tt.wantBase == "new" {
+				want += 2 // latency and deliveries beside it (these runs measured no broker µs per delivery: no broker chart)
+			}
+			if len(after) != want {
+				t.Errorf("files after: %d, want %d (no temporary file left)", len(after), want)
 			}
 			got := after["baseline-desk.md"]
 			if tt.wantBase == "new" {

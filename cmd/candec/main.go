@@ -37,6 +37,7 @@ var commands = []command{
 	{"decode", "decode a capture with DBC files (offline)", runDecode},
 	{"convert", "convert a capture of any format (ASC, BLF, TRC, MF4, candump, gzip) to a candump -l log", runConvert},
 	{"dbc", "check DBC files and list their messages and signals", runDBC},
+	{"plot", "plot signals from a capture to SVG or PNG: one panel per unit, with --policy what the service would publish", runPlot},
 	{"tune", "what a policy costs the broker: per-signal envelopes/s from a capture, offline", runTune},
 	{"replay", "play a capture as raw batches to the broker, at its own timing, faster, or as a flood", runReplay},
 	{"watch", "show live what the broker carries: per-topic rate, value, age, seq loss, latency", runWatch},

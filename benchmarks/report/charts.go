@@ -1,0 +1,422 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/yukart/candec/benchmarks/scenario"
+	"github.com/yukart/candec/internal/chart"
+	"github.com/yukart/candec/internal/numfmt"
+)
+
+// The charts' names: a chart is written beside the baseline as
+// <baseline>-<name>.svg and embedded under that name (Meta.Charts).
+const (
+	ChartBroker     = "broker"
+	ChartLatency    = "latency"
+	ChartDeliveries = "deliveries"
+)
+
+// Region is a range of deliveries/s on the report's broker that the
+// report names for what the envelopes' latency does there.
+type Region struct {
+	Name     string
+	From, To float64
+}
+
+// Regions are the report's: "up to ~22,000 deliveries/s it stays under
+// half a core with p99 near 30 ms; around 40,000 the tail goes to
+// hundreds of ms; past ~60,000 queues grow by seconds".
+var Regions = []Region{
+	{"comfortable", 0, 22000},
+	{"tail", 22000, 60000},
+	{"collapse", 60000, math.Inf(1)},
+}
+
+// Scale places this machine's rows on the report's scale.
+//
+// The broker's cost per delivery depends on the machine, so deliveries/s
+// alone do not compare: the same load that one broker carries at half a
+// core saturates a slower one. Each broker is measured in µs of CPU per
+// delivery, on its heaviest signal-stream row, where its fixed costs
+// weigh least; 10⁶ / µs is its saturation point, the deliveries/s that
+// would keep its one thread busy. A row's load relative to its broker's
+// saturation point then means the same on any machine, and times the
+// report's saturation point it is the deliveries/s the report's broker
+// would have carried for the same load.
+type Scale struct {
+	// Here is this machine's broker µs per delivery, measured in the row
+	// HereRow.
+	Here    float64
+	HereRow string
+	// Report is the report's broker µs per delivery: its broker CPU over
+	// its deliveries in its row ReportRow.
+	Report    float64
+	ReportRow string
+}
+
+// NewScale measures the scale of s against the report's figures refs.
+// ok is false when either side has no row to measure it on.
+func NewScale(s Summary, refs map[string]*scenario.Reference) (sc Scale, ok bool) {
+	var hereD, repD float64
+	for _, r := range s.Rows {
+		x := &r.Median
+		if x.Stream == "signals" && x.BrokerUsPerDelivery > 0 && x.Deliveries > hereD {
+			hereD, sc.Here, sc.HereRow = x.Deliveries, x.BrokerUsPerDelivery, r.Scenario
+		}
+	}
+	names := make([]string, 0, len(refs))
+	for name := range refs {
+		names = append(names, name)
+	}
+	sort.Strings(names) // ties go the same way every time
+	for _, name := range names {
+		ref := refs[name]
+		if ref.Deliveries > repD && ref.BrokerCPU > 0 {
+			repD, sc.Report, sc.ReportRow = ref.Deliveries, ref.BrokerCPU*1e4/ref.Deliveries, name
+		}
+	}
+	return sc, sc.Here > 0 && sc.Report > 0
+}
+
+// Saturation returns the deliveries/s that saturate this machine's
+// broker and the report's.
+func (sc Scale) Saturation() (here, report float64) { return 1e6 / sc.Here, 1e6 / sc.Report }
+
+// Relative returns deliveries/s on this machine as a share (0..1) of its
+// broker's saturation point.
+func (sc Scale) Relative(deliveries float64) float64 { return deliveries * sc.Here / 1e6 }
+
+// OnReport returns deliveries/s on this machine as the deliveries/s of
+// the same load on the report's broker.
+func (sc Scale) OnReport(deliveries float64) float64 { return deliveries * sc.Here / sc.Report }
+
+// sig3 formats v with three significant figures and thousands
+// separators: a saturation point is an estimate, not a count.
+func sig3(v float64) string {
+	if v <= 0 {
+		return "0"
+	}
+	e := math.Pow(10, math.Floor(math.Log10(v))-2)
+	return numfmt.Thousands(math.Round(v/e) * e)
+}
+
+// Chart is one picture of a summary.
+type Chart struct {
+	// Name is one of ChartBroker, ChartLatency, ChartDeliveries.
+	Name string
+	// Alt says what it shows, for the Markdown that embeds it.
+	Alt string
+	// Plot draws it, at Width × Height.
+	Plot          chart.Drawer
+	Width, Height vg.Length
+}
+
+// Charts returns the summary's pictures: broker CPU against deliveries
+// on the report's scale (only with the report's figures), envelope
+// latency per scenario, deliveries per scenario on both streams.
+func Charts(s Summary, refs map[string]*scenario.Reference) []Chart {
+	var out []Chart
+	sc, scaled := NewScale(s, refs)
+	if scaled {
+		out = append(out, Chart{Name: ChartBroker, Alt: "Broker CPU against deliveries/s, this baseline and the report's, on the report's scale",
+			Plot: BrokerChart(s, refs, sc), Width: 8 * vg.Inch, Height: 5 * vg.Inch})
+	}
+	var scp *Scale
+	if scaled {
+		scp = &sc
+	}
+	n := vg.Length(len(s.Rows))
+	out = append(out,
+		Chart{Name: ChartLatency, Alt: "Envelope latency p50 and p99 per scenario",
+			Plot: LatencyChart(s), Width: 8 * vg.Inch, Height: 1.4*vg.Inch + n*0.3*vg.Inch},
+		Chart{Name: ChartDeliveries, Alt: "Deliveries/s per scenario, on the signal stream and the window stream",
+			Plot: DeliveriesChart(s, scp), Width: 8 * vg.Inch, Height: 1.4*vg.Inch + n*0.3*vg.Inch},
+	)
+	return out
+}
+
+// BrokerChart draws broker CPU against deliveries/s: the report's rows
+// and this baseline's signal-stream rows as two series, x their load
+// relative to their broker's saturation point (sc), with the report's
+// deliveries/s under each tick and its regions shaded.
+func BrokerChart(s Summary, refs map[string]*scenario.Reference, sc Scale) *plot.Plot {
+	_, repSat := sc.Saturation()
+	p := chart.New("Broker CPU against deliveries",
+		"deliveries/s as a share of the broker's saturation point\n(under each share: the report's deliveries/s)",
+		"broker CPU (% of one core)")
+	p.Y.Min, p.Y.Max = 0, 100
+	p.X.Min, p.X.Max = 0, 1
+
+	// The regions first, so the points are drawn over them.
+	shades := []color.Color{chart.Light(chart.Colour(2), 40), chart.Light(chart.Colour(4), 50), chart.Light(chart.Colour(1), 45)}
+	for i, reg := range Regions {
+		from, to := reg.From/repSat, math.Min(reg.To/repSat, 1)
+		if from >= 1 {
+			continue
+		}
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: from, Y: 0}, {X: to, Y: 0}, {X: to, Y: 100}, {X: from, Y: 100}})
+		if err != nil {
+			continue
+		}
+		poly.Color = shades[i%len(shades)]
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: (from + to) / 2, Y: 96}}, Labels: []string{reg.Name}})
+		if err == nil {
+			lbl.TextStyle[0].XAlign = draw.XCenter
+			lbl.TextStyle[0].Font.Size = vg.Points(10)
+			p.Add(lbl)
+		}
+	}
+
+	var rep, here plotter.XYs
+	names := make([]string, 0, len(refs))
+	for name := range refs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if ref := refs[name]; ref.Deliveries > 0 {
+			rep = append(rep, plotter.XY{X: ref.Deliveries / repSat, Y: ref.BrokerCPU})
+		}
+	}
+	for _, r := range s.Rows {
+		if x := &r.Median; x.Stream == "signals" && x.Deliveries > 0 {
+			here = append(here, plotter.XY{X: sc.Relative(x.Deliveries), Y: x.CPU.Broker})
+		}
+	}
+	here1, _ := sc.Saturation()
+	addPoints(p, rep, fmt.Sprintf("the report: %.1f µs per delivery, saturates at %s/s", sc.Report, sig3(repSat)), 0, draw.CircleGlyph{})
+	addPoints(p, here, fmt.Sprintf("candec on %s: %.1f µs per delivery, saturates at %s/s", s.Host, sc.Here, sig3(here1)), 1, draw.TriangleGlyph{})
+	p.Title.Text = "Broker CPU against deliveries, on the report's scale"
+	chart.LegendAt(p, false, false)
+	var ticks []plot.Tick
+	for i := 0; i <= 20; i++ {
+		v := float64(i) / 20
+		t := plot.Tick{Value: v}
+		if i%4 == 0 {
+			t.Label = fmt.Sprintf("%d %%\n%s", i*5, sig3(v*repSat))
+		}
+		ticks = append(ticks, t)
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// addPoints adds xy as a scatter series of colour i.
+func addPoints(p *plot.Plot, xy plotter.XYs, name string, i int, shape draw.GlyphDrawer) *plotter.Scatter {
+	if len(xy) == 0 {
+		return nil
+	}
+	sc, err := plotter.NewScatter(xy)
+	if err != nil {
+		return nil
+	}
+	sc.GlyphStyle = draw.GlyphStyle{Color: chart.Colour(i), Radius: vg.Points(4), Shape: shape}
+	p.Add(sc)
+	p.Legend.Add(name, sc)
+	return sc
+}
+
+// LatencyChart draws each scenario's envelope latency p50 and p99 on a
+// log scale: a line from one to the other, the scenarios top to bottom
+// in the summary's order.
+func LatencyChart(s Summary) *plot.Plot {
+	p := chart.New("Envelope latency per scenario, frame timestamp to subscriber", "latency (ms, log scale)", "")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = logTicks{}
+	n := len(s.Rows)
+	var p50, p99 plotter.XYs
+	names := make([]string, n)
+	lo, hi := math.Inf(1), 0.0
+	for i, r := range s.Rows {
+		y := float64(n - 1 - i)
+		names[n-1-i] = r.Scenario
+		l := r.Median.Latency.Envelopes
+		if l.P50 <= 0 || l.P99 <= 0 {
+			continue
+		}
+		p50 = append(p50, plotter.XY{X: l.P50, Y: y})
+		p99 = append(p99, plotter.XY{X: l.P99, Y: y})
+		lo, hi = math.Min(lo, l.P50), math.Max(hi, l.P99)
+		if line, err := plotter.NewLine(plotter.XYs{{X: l.P50, Y: y}, {X: l.P99, Y: y}}); err == nil {
+			line.Color = color.Gray{0xa0}
+			line.Width = vg.Points(2)
+			p.Add(line)
+		}
+	}
+	addPoints(p, p50, "p50", 0, draw.CircleGlyph{})
+	addPoints(p, p99, "p99", 1, draw.CircleGlyph{})
+	p.X.Min, p.X.Max = 1, 1000 // no latency measured: an empty but valid scale
+	if hi > 0 {
+		p.X.Min, p.X.Max = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
+		if p.X.Min == p.X.Max {
+			p.X.Max *= 10
+		}
+	}
+	p.NominalY(names...)
+	p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
+	chart.LegendAt(p, false, false)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// DeliveriesChart draws each scenario's deliveries/s: its signal-stream
+// row, and beside it the window-stream row of the same load, DBC and
+// policy when the summary has one. With a scale (sc not nil), dashed
+// lines mark where the report's regions begin on this machine's broker.
+func DeliveriesChart(s Summary, sc *Scale) *plot.Plot {
+	p := chart.New("Deliveries per scenario, signal stream and window stream",
+		fmt.Sprintf("deliveries/s (messages × %d envelope subscribers); dashed: the report's regions on this broker", subscribers(s)), "")
+	type pair struct {
+		name            string
+		signals, window float64
+	}
+	var pairs []pair
+	index := map[string]int{}
+	key := func(x *Result) string { return x.Load + "|" + x.DBC + "|" + x.Policy }
+	for _, r := range s.Rows {
+		if x := &r.Median; x.Stream != "window" {
+			index[key(x)] = len(pairs)
+			pairs = append(pairs, pair{name: r.Scenario, signals: x.Deliveries})
+		}
+	}
+	for _, r := range s.Rows {
+		if x := &r.Median; x.Stream == "window" {
+			if i, ok := index[key(x)]; ok {
+				pairs[i].window = x.Deliveries
+			} else {
+				pairs = append(pairs, pair{name: r.Scenario, window: x.Deliveries})
+			}
+		}
+	}
+	n := len(pairs)
+	sig, win := make(plotter.Values, n), make(plotter.Values, n)
+	names := make([]string, n)
+	most := 0.0
+	for i, pr := range pairs {
+		j := n - 1 - i // the first scenario at the top
+		sig[j], win[j], names[j] = pr.signals, pr.window, pr.name
+		most = math.Max(most, math.Max(pr.signals, pr.window))
+	}
+	p.X.Min, p.X.Max = 0, most*1.15 // room for the figures after the bars
+
+	if sc != nil {
+		for _, reg := range Regions[1:] {
+			x := reg.From * sc.Report / sc.Here // the report's boundary, on this broker
+			if x > p.X.Max {
+				continue
+			}
+			l, err := plotter.NewLine(plotter.XYs{{X: x, Y: -0.5}, {X: x, Y: float64(n) - 0.5}})
+			if err != nil {
+				continue
+			}
+			l.Color, l.Width, l.Dashes = chart.Colour(1), vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
+			p.Add(l)
+			if t, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x, Y: float64(n) - 0.5}},
+				Labels: []string{fmt.Sprintf(" %s from %s/s", reg.Name, sig3(x))}}); err == nil {
+				t.TextStyle[0].Font.Size = vg.Points(9)
+				t.TextStyle[0].Color = chart.Colour(1)
+				t.TextStyle[0].YAlign = draw.YTop
+				p.Add(t)
+			}
+		}
+	}
+
+	w := vg.Points(8)
+	if b, err := plotter.NewBarChart(sig, w); err == nil {
+		b.Horizontal, b.Offset, b.Color, b.LineStyle.Width = true, w/2, chart.Colour(0), 0
+		p.Add(b)
+		p.Legend.Add("signal stream (an envelope per signal)", b)
+	}
+	if b, err := plotter.NewBarChart(win, w); err == nil {
+		b.Horizontal, b.Offset, b.Color, b.LineStyle.Width = true, -w/2, chart.Colour(4), 0
+		p.Add(b)
+		p.Legend.Add("window stream (every signal, one message per window)", b)
+	}
+	var labels plotter.XYLabels
+	for j := range n {
+		for _, v := range []struct {
+			x, dy float64
+		}{{sig[j], 0.2}, {win[j], -0.2}} {
+			if v.x > 0 {
+				labels.XYs = append(labels.XYs, plotter.XY{X: v.x, Y: float64(j) + v.dy})
+				labels.Labels = append(labels.Labels, " "+numfmt.Thousands(v.x))
+			}
+		}
+	}
+	if l, err := plotter.NewLabels(labels); err == nil {
+		for i := range l.TextStyle {
+			l.TextStyle[i].YAlign = draw.YCenter
+			l.TextStyle[i].Font.Size = vg.Points(8)
+		}
+		p.Add(l)
+	}
+	p.NominalY(names...)
+	p.Y.Padding = vg.Points(6)
+	p.X.Tick.Marker = thousandsTicks{}
+	chart.LegendAt(p, false, false)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// subscribers is the envelope subscriber count of the summary's runs.
+func subscribers(s Summary) int {
+	if len(s.Rows) > 0 && s.Rows[0].Median.EnvelopeSubscribers > 0 {
+		return s.Rows[0].Median.EnvelopeSubscribers
+	}
+	return 5
+}
+
+// logTicks marks each power of ten and 2 and 5 between, labelled as
+// plain numbers ("2", "50", "1,000"), which a reader takes in faster
+// than gonum's default 10^n.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	var out []plot.Tick
+	// Over more than three decades, 2 and 5 are marked but unlabelled:
+	// their labels would run into each other.
+	wide := math.Log10(hi/lo) > 3
+	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
+		for _, m := range []float64{1, 2, 5} {
+			v := m * math.Pow(10, e)
+			if v < lo*0.999 || v > hi*1.001 {
+				continue
+			}
+			t := plot.Tick{Value: v}
+			if m == 1 || !wide {
+				t.Label = numfmt.Thousands(v)
+				if v < 1 {
+					t.Label = strconv.FormatFloat(v, 'g', -1, 64)
+				}
+			}
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// thousandsTicks are gonum's default ticks labelled with thousands
+// separators ("25,000", not "25000.00").
+type thousandsTicks struct{}
+
+func (thousandsTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = numfmt.Thousands(ts[i].Value)
+		}
+	}
+	return ts
+}

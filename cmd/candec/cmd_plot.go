@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/chart"
+	"github.com/yukart/candec/internal/outfile"
+	"github.com/yukart/candec/internal/plot"
+	"github.com/yukart/candec/pipeline"
+)
+
+func runPlot(ctx context.Context, e env, args []string) error {
+	fs := newFlags(e, "plot", "--dbc FILE[,FILE] --signals GLOB -o FILE.svg|FILE.png [--policy FILE] CAPTURE|-")
+	dbcs := fs.String("dbc", "testdata/yukart.dbc", "DBC `FILE[,FILE]`")
+	signals := fs.String("signals", "", "`GLOB` on signal names or Message.Signal (required), such as \"*Speed*\"")
+	out := fs.String("o", "", "output `FILE`: .svg or .png (required)")
+	policy := fs.String("policy", "", "policy `FILE`: overlay what the service would publish under it")
+	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines instead of stopping")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return &exitError{2, errors.New("plot: want one capture file (or - for standard input)")}
+	}
+	if *signals == "" {
+		return &exitError{2, errors.New("plot: --signals GLOB is required (\"*\" for every signal of a small DBC)")}
+	}
+	if *out == "" || *out == "-" {
+		return &exitError{2, errors.New("plot: -o FILE.svg or FILE.png is required")}
+	}
+	format, err := chart.FormatOf(*out)
+	if err != nil {
+		return &exitError{2, fmt.Errorf("plot: -o: %w", err)}
+	}
+	dbcFiles := strings.Split(*dbcs, ",")
+	inputs := append([]string{fs.Arg(0), *policy}, dbcFiles...)
+	if err := outfile.CheckNotInput(*out, inputs...); err != nil {
+		return &exitError{2, fmt.Errorf("plot: %w", err)}
+	}
+	db, err := dbc.Load(dbcFiles...)
+	if err != nil {
+		return err
+	}
+	cfg := plot.Config{DB: db, Signals: *signals}
+	if *policy != "" {
+		if cfg.Policy, err = pipeline.LoadPolicy(*policy); err != nil {
+			return err
+		}
+	}
+	// An unmatched glob is a usage error, found before the capture is read.
+	if _, err := plot.Match(db, *signals); err != nil {
+		return &exitError{2, err}
+	}
+	in, err := capture.Open(fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	defer in.Close()
+	d, err := plot.Collect(ctx, in, cfg)
+	if err != nil {
+		if errors.Is(err, plot.ErrTooMany) {
+			return &exitError{2, err}
+		}
+		return err
+	}
+	if m := d.MissingText(); m != "" {
+		fmt.Fprintln(e.stderr, "warning:", m)
+	}
+	w, err := outfile.Create(*out, e.stdout, inputs...)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	defer w.Abort()
+	c, width, height := d.Chart()
+	if err := chart.Write(w, c, width, height, format); err != nil {
+		return fmt.Errorf("plot: write %s: %w", *out, err)
+	}
+	if err := w.Commit(); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "wrote %s (%d signals in %d panels)\n", *out, len(d.Series), len(d.Panels()))
+	return nil
+}
