@@ -222,11 +222,16 @@ func Run(ctx context.Context, o Options) error {
 	board := NewBoard(topics.SignalPrefix, cfg.StatusTopic, time.Now())
 	// The connections come up before the service and the display start,
 	// so that a broker that went away since the check is an error.
+	subscribed := make(chan struct{})
+	var subscribedOnce sync.Once
 	watcher, err := connect(ctx, conn, cfg.ClientID+"-board", o.ConnectTimeout, func(cm *autopaho.ConnectionManager) {
 		go func() {
-			_, _ = cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
+			_, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
 				{Topic: topics.SignalPrefix + "+"}, {Topic: cfg.StatusTopic},
 			}})
+			if err == nil {
+				subscribedOnce.Do(func() { close(subscribed) })
+			}
 		}()
 	}, func(p *paho.Publish) {
 		if p.Retain {
@@ -239,6 +244,16 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer disconnect(watcher)
+	// The board listens before the decoder starts: it must hear this
+	// decoder's "online" live (a retained one may be an earlier run's),
+	// and the replay waits for that.
+	select {
+	case <-subscribed:
+	case <-ctx.Done():
+		return nil
+	case <-time.After(o.ConnectTimeout):
+		return fmt.Errorf("demo: %s did not acknowledge the board's subscription within %v", url, o.ConnectTimeout)
+	}
 	bridge, err := connect(ctx, conn, cfg.ClientID+"-replay", o.ConnectTimeout, nil, nil)
 	if err != nil {
 		return err
