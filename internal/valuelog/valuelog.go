@@ -88,6 +88,10 @@ func (w *Writer) Lines() int { return w.lines }
 // line.
 func (w *Writer) Flush() error { return w.w.Flush() }
 
+// Close writes what is buffered, as Flush; it leaves the output open,
+// and is there so that a Writer ends like the other writers of values.
+func (w *Writer) Close() error { return w.w.Flush() }
+
 // Truncated returns how many values Write left out because their
 // signal did not fit in a short frame.
 func (w *Writer) Truncated() int { return w.truncated }
