@@ -17,8 +17,8 @@ type busDecoders struct {
 	*decoder.Router
 	spec    dbcFlag
 	cfg     decoder.RouterConfig // for fresh
-	frames  int64 // every frame read
-	skipped int   // malformed lines skipped (--skip-invalid)
+	frames  int64                // every frame read
+	skipped int                  // malformed lines skipped (--skip-invalid)
 }
 
 // newBusDecoders loads every DBC set of spec, each set once, in an
