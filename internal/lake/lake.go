@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/renameio/v2"
 	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
@@ -450,12 +451,23 @@ func (w *Writer) Commit(input string) error {
 		if err := tb.out.Flush(); err != nil {
 			return err
 		}
-		if err := tb.tmp.Sync(); err != nil {
-			return err
-		}
-		if err := tb.tmp.Close(); err != nil {
-			return err
-		}
+	}
+	// Each file is on disk before it gets its name, so that not even a
+	// crash of the machine leaves a named file cut short. A sync waits
+	// for the disk, not the CPU: the files of an input are synced at
+	// once, which lets the file system commit them together.
+	var g errgroup.Group
+	g.SetLimit(16)
+	for _, tb := range w.order {
+		g.Go(func() error {
+			if err := tb.tmp.Sync(); err != nil {
+				return err
+			}
+			return tb.tmp.Close()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
 	}
 	for _, tb := range w.order {
 		name := filepath.Join(tb.dir, escape(tb.key.bus)+"-"+input+".parquet")
