@@ -8,6 +8,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
@@ -18,7 +19,7 @@ import (
 // group costs metadata and seeks, a larger one memory while writing.
 const (
 	// DefaultRowGroupRows is the rows of a row group of the long file.
-	DefaultRowGroupRows = 1 << 20
+	DefaultRowGroupRows = 1 << 17
 	// DefaultTableRowGroupRows is the rows of a row group of a lake
 	// table, whose rows are wider (a column per signal).
 	DefaultTableRowGroupRows = 1 << 18
@@ -62,17 +63,34 @@ type Long struct {
 	out       *bufio.Writer
 	w         *parquet.Writer
 	rows      int // rows a row group holds
-	n         int // rows buffered
+	buf       []longRow
 	lines     int
 	truncated int
-
-	time, id, sa         int64s
-	bus, msg, sig        strs
-	value                float64s
-	nonfinite, unit, lbl strs
-	oor                  bools
-	pv                   values
+	pv        values
 }
+
+// longRow is a buffered row: what the columns are made of when its row
+// group is written. The names, unit and label come from the signal.
+type longRow struct {
+	time  int64
+	sig   *dbc.Signal
+	bus   string
+	value float64 // by the number rule; 0 for a non-finite value
+	raw   uint64  // for the label
+	id    uint32
+	sa    uint8
+	flags uint8
+}
+
+// longRow flags.
+const (
+	rowJ1939 = 1 << iota
+	rowOOR
+	rowLabel
+	rowNaN
+	rowPosInf
+	rowNegInf
+)
 
 // NewLong returns a Long that writes to w. meta is written in the
 // file's key-value metadata (sorted by key, so the file is the same on
@@ -82,11 +100,6 @@ func NewLong(w io.Writer, meta map[string]string) *Long {
 	l := &Long{out: out, rows: DefaultRowGroupRows,
 		w: parquet.NewWriter(out, longSchema, parquet.Compression(codec), parquet.PageBufferSize(1<<20))}
 	setMeta(l.w, meta)
-	l.sa.valid = []bool{}
-	l.value.valid = []bool{}
-	l.nonfinite.valid = []bool{}
-	l.unit.valid = []bool{}
-	l.lbl.valid = []bool{}
 	return l
 }
 
@@ -100,27 +113,29 @@ func (l *Long) Write(f *frame.Frame, iface string, vals []decoder.Value) error {
 			l.truncated++
 			continue
 		}
-		s := v.Signal
-		l.time.v = append(l.time.v, f.Time)
-		l.bus.v = append(l.bus.v, iface)
-		l.id.v = append(l.id.v, int64(f.ID))
-		l.sa.v = append(l.sa.v, int64(v.SA))
-		l.sa.valid = append(l.sa.valid, v.Flags&decoder.J1939 != 0)
-		l.msg.v = append(l.msg.v, s.Message.Name)
-		l.sig.v = append(l.sig.v, s.Name)
+		r := longRow{time: f.Time, sig: v.Signal, bus: iface, raw: v.Raw, id: f.ID, sa: v.SA}
+		if v.Flags&decoder.J1939 != 0 {
+			r.flags |= rowJ1939
+		}
+		if v.Flags&decoder.OutOfRange != 0 {
+			r.flags |= rowOOR
+		}
+		if len(v.Signal.Values) > 0 && v.Flags&decoder.Float == 0 {
+			r.flags |= rowLabel
+		}
 		x, nf := number(v)
-		l.value.v = append(l.value.v, x)
-		l.value.valid = append(l.value.valid, nf == "")
-		l.nonfinite.v = append(l.nonfinite.v, nf)
-		l.nonfinite.valid = append(l.nonfinite.valid, nf != "")
-		l.unit.v = append(l.unit.v, s.Unit)
-		l.unit.valid = append(l.unit.valid, s.Unit != "")
-		lb, ok := label(v)
-		l.lbl.v = append(l.lbl.v, lb)
-		l.lbl.valid = append(l.lbl.valid, ok)
-		l.oor.v = append(l.oor.v, v.Flags&decoder.OutOfRange != 0)
+		switch nf {
+		case "NaN":
+			r.flags |= rowNaN
+		case "+Inf":
+			r.flags |= rowPosInf
+		case "-Inf":
+			r.flags |= rowNegInf
+		}
+		r.value = x
+		l.buf = append(l.buf, r)
 		l.lines++
-		if l.n++; l.n == l.rows {
+		if len(l.buf) == l.rows {
 			if err := l.flush(); err != nil {
 				return err
 			}
@@ -153,51 +168,105 @@ func label(v *decoder.Value) (string, bool) {
 	return s.Label(int64(v.Raw))
 }
 
-// flush writes the buffered rows as one row group.
+// flush writes the buffered rows as one row group, a column at a time.
 func (l *Long) flush() error {
-	if l.n == 0 {
+	if len(l.buf) == 0 {
 		return nil
 	}
-	w, p := l.w, &l.pv
-	steps := []func() error{
-		func() error { return writeColumn(w, lTime, p.int64s(&l.time, lTime)) },
-		func() error { return writeColumn(w, lBus, p.strs(&l.bus, lBus)) },
-		func() error { return writeColumn(w, lID, p.int64s(&l.id, lID)) },
-		func() error { return writeColumn(w, lSA, p.int32s(&l.sa, lSA)) },
-		func() error { return writeColumn(w, lMessage, p.strs(&l.msg, lMessage)) },
-		func() error { return writeColumn(w, lSignal, p.strs(&l.sig, lSignal)) },
-		func() error { return writeColumn(w, lValue, p.float64s(&l.value, lValue)) },
-		func() error { return writeColumn(w, lNonfinite, p.strs(&l.nonfinite, lNonfinite)) },
-		func() error { return writeColumn(w, lUnit, p.strs(&l.unit, lUnit)) },
-		func() error { return writeColumn(w, lLabel, p.strs(&l.lbl, lLabel)) },
-		func() error { return writeColumn(w, lOOR, p.bools(&l.oor, lOOR)) },
-	}
-	for _, step := range steps {
-		if err := step(); err != nil {
+	rows, w := l.buf, l.w
+	out := l.pv.reset(len(rows))
+		for col := range lColumns {
+		out = out[:0]
+		switch col {
+		case lTime:
+			for i := range rows {
+				out = put(out, parquet.Int64Value(rows[i].time), 0, col)
+			}
+		case lBus:
+			for i := range rows {
+				out = put(out, parquet.ByteArrayValue(bytesOf(rows[i].bus)), 0, col)
+			}
+		case lID:
+			for i := range rows {
+				out = put(out, parquet.Int64Value(int64(rows[i].id)), 0, col)
+			}
+		case lSA:
+			for i := range rows {
+				if rows[i].flags&rowJ1939 == 0 {
+					out = put(out, parquet.Value{}, 0, col)
+				} else {
+					out = put(out, parquet.Int32Value(int32(rows[i].sa)), 1, col)
+				}
+			}
+		case lMessage:
+			for i := range rows {
+				out = put(out, parquet.ByteArrayValue(bytesOf(rows[i].sig.Message.Name)), 0, col)
+			}
+		case lSignal:
+			for i := range rows {
+				out = put(out, parquet.ByteArrayValue(bytesOf(rows[i].sig.Name)), 0, col)
+			}
+		case lValue:
+			for i := range rows {
+				if rows[i].flags&(rowNaN|rowPosInf|rowNegInf) != 0 {
+					out = put(out, parquet.Value{}, 0, col)
+				} else {
+					out = put(out, parquet.DoubleValue(rows[i].value), 1, col)
+				}
+			}
+		case lNonfinite:
+			for i := range rows {
+				switch f := rows[i].flags; {
+				case f&rowNaN != 0:
+					out = put(out, parquet.ByteArrayValue(nanName), 1, col)
+				case f&rowPosInf != 0:
+					out = put(out, parquet.ByteArrayValue(posInfName), 1, col)
+				case f&rowNegInf != 0:
+					out = put(out, parquet.ByteArrayValue(negInfName), 1, col)
+				default:
+					out = put(out, parquet.Value{}, 0, col)
+				}
+			}
+		case lUnit:
+			for i := range rows {
+				if u := rows[i].sig.Unit; u == "" {
+					out = put(out, parquet.Value{}, 0, col)
+				} else {
+					out = put(out, parquet.ByteArrayValue(bytesOf(u)), 1, col)
+				}
+			}
+		case lLabel:
+			for i := range rows {
+				r := &rows[i]
+				lb, ok := "", false
+				if r.flags&rowLabel != 0 {
+					lb, ok = r.sig.Label(int64(r.raw))
+				}
+				if !ok {
+					out = put(out, parquet.Value{}, 0, col)
+				} else {
+					out = put(out, parquet.ByteArrayValue(bytesOf(lb)), 1, col)
+				}
+			}
+		case lOOR:
+			for i := range rows {
+				out = put(out, parquet.BooleanValue(rows[i].flags&rowOOR != 0), 0, col)
+			}
+		}
+		if err := writeColumn(w, col, out); err != nil {
 			return err
 		}
 	}
-	if err := w.Flush(); err != nil {
-		return err
-	}
-	l.n = 0
-	for _, c := range []*int64s{&l.time, &l.id, &l.sa} {
-		c.v, c.valid = c.v[:0], truncValid(c.valid)
-	}
-	for _, c := range []*strs{&l.bus, &l.msg, &l.sig, &l.nonfinite, &l.unit, &l.lbl} {
-		c.v, c.valid = c.v[:0], truncValid(c.valid)
-	}
-	l.value.v, l.value.valid = l.value.v[:0], l.value.valid[:0]
-	l.oor.v = l.oor.v[:0]
-	return nil
+	l.pv.buf = out
+	l.buf = l.buf[:0]
+	return w.Flush()
 }
 
-func truncValid(v []bool) []bool {
-	if v == nil {
-		return nil
-	}
-	return v[:0]
-}
+var (
+	nanName    = []byte("NaN")
+	posInfName = []byte("+Inf")
+	negInfName = []byte("-Inf")
+)
 
 // Lines returns how many values Write has added, a row each.
 func (l *Long) Lines() int { return l.lines }
