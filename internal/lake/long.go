@@ -175,7 +175,7 @@ func (l *Long) flush() error {
 	}
 	rows, w := l.buf, l.w
 	out := l.pv.reset(len(rows))
-		for col := range lColumns {
+	for col := range lColumns {
 		out = out[:0]
 		switch col {
 		case lTime:
