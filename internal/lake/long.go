@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"io"
 	"math"
+	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
@@ -66,7 +69,14 @@ type Long struct {
 	buf       []longRow
 	lines     int
 	truncated int
-	pv        values
+	pv        [2]values // used by the row group being written
+
+	// A full row group is encoded and compressed on a goroutine of its
+	// own while Write fills the next one: decoding and encoding then
+	// run on two cores. Groups are written one at a time, in order, so
+	// the file is the same whatever the timing.
+	pending chan error // the group being written; nil when none
+	spare   []longRow  // its rows, free once it is written
 }
 
 // longRow is a buffered row: what the columns are made of when its row
@@ -133,6 +143,11 @@ func (l *Long) Write(f *frame.Frame, iface string, vals []decoder.Value) error {
 			r.flags |= rowNegInf
 		}
 		r.value = x
+		if l.buf == nil {
+			// Once, whole: growing by doubling would touch twice the
+			// memory, and fresh memory is what costs most here.
+			l.buf = make([]longRow, 0, l.rows)
+		}
 		l.buf = append(l.buf, r)
 		l.lines++
 		if len(l.buf) == l.rows {
@@ -168,55 +183,114 @@ func label(v *decoder.Value) (string, bool) {
 	return s.Label(int64(v.Raw))
 }
 
-// flush writes the buffered rows as one row group, a column at a time.
+// flush hands the buffered rows to a goroutine that writes them as a
+// row group, once the group before has been written.
 func (l *Long) flush() error {
+	if err := l.wait(); err != nil {
+		return err
+	}
 	if len(l.buf) == 0 {
 		return nil
 	}
-	rows, w := l.buf, l.w
-	out := l.pv.reset(len(rows))
-	for col := range lColumns {
+	rows := l.buf
+	l.buf, l.spare = l.spare[:0], rows
+	if l.buf == nil {
+		l.buf = make([]longRow, 0, l.rows)
+	}
+	ch := make(chan error, 1)
+	l.pending = ch
+	go func() { ch <- l.writeGroup(rows) }()
+	return nil
+}
+
+// wait waits for the row group being written, if any.
+func (l *Long) wait() error {
+	if l.pending == nil {
+		return nil
+	}
+	err := <-l.pending
+	l.pending = nil
+	return err
+}
+
+// writeGroup writes rows as one row group. Its columns are
+// independent, so they are converted, encoded and compressed on up to
+// two goroutines (the decode has the rest of the machine); the file is
+// laid out in column order when the group is flushed, whatever the
+// timing.
+func (l *Long) writeGroup(rows []longRow) error {
+	var next atomic.Int32
+	var g errgroup.Group
+	for k := range min(2, runtime.GOMAXPROCS(0)) {
+		g.Go(func() error {
+			for {
+				col := int(next.Add(1) - 1)
+				if col >= lColumns {
+					return nil
+				}
+				if err := l.writeColumn(col, rows, &l.pv[k]); err != nil {
+					return err
+				}
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return l.w.Flush()
+}
+
+// writeColumn writes column col of rows. A column is converted and
+// written a chunk of rows at a time, so that the parquet values stay in
+// the CPU's cache between the two.
+func (l *Long) writeColumn(col int, rows []longRow, pv *values) error {
+	const chunk = 4096
+	w := l.w
+	out := pv.reset(chunk)
+	defer func() { pv.buf = out }()
+	for lo := 0; lo < len(rows); lo += chunk {
+		part := rows[lo:min(lo+chunk, len(rows))]
 		out = out[:0]
 		switch col {
 		case lTime:
-			for i := range rows {
-				out = put(out, parquet.Int64Value(rows[i].time), 0, col)
+			for i := range part {
+				out = put(out, parquet.Int64Value(part[i].time), 0, col)
 			}
 		case lBus:
-			for i := range rows {
-				out = put(out, parquet.ByteArrayValue(bytesOf(rows[i].bus)), 0, col)
+			for i := range part {
+				out = put(out, parquet.ByteArrayValue(bytesOf(part[i].bus)), 0, col)
 			}
 		case lID:
-			for i := range rows {
-				out = put(out, parquet.Int64Value(int64(rows[i].id)), 0, col)
+			for i := range part {
+				out = put(out, parquet.Int64Value(int64(part[i].id)), 0, col)
 			}
 		case lSA:
-			for i := range rows {
-				if rows[i].flags&rowJ1939 == 0 {
+			for i := range part {
+				if part[i].flags&rowJ1939 == 0 {
 					out = put(out, parquet.Value{}, 0, col)
 				} else {
-					out = put(out, parquet.Int32Value(int32(rows[i].sa)), 1, col)
+					out = put(out, parquet.Int32Value(int32(part[i].sa)), 1, col)
 				}
 			}
 		case lMessage:
-			for i := range rows {
-				out = put(out, parquet.ByteArrayValue(bytesOf(rows[i].sig.Message.Name)), 0, col)
+			for i := range part {
+				out = put(out, parquet.ByteArrayValue(bytesOf(part[i].sig.Message.Name)), 0, col)
 			}
 		case lSignal:
-			for i := range rows {
-				out = put(out, parquet.ByteArrayValue(bytesOf(rows[i].sig.Name)), 0, col)
+			for i := range part {
+				out = put(out, parquet.ByteArrayValue(bytesOf(part[i].sig.Name)), 0, col)
 			}
 		case lValue:
-			for i := range rows {
-				if rows[i].flags&(rowNaN|rowPosInf|rowNegInf) != 0 {
+			for i := range part {
+				if part[i].flags&(rowNaN|rowPosInf|rowNegInf) != 0 {
 					out = put(out, parquet.Value{}, 0, col)
 				} else {
-					out = put(out, parquet.DoubleValue(rows[i].value), 1, col)
+					out = put(out, parquet.DoubleValue(part[i].value), 1, col)
 				}
 			}
 		case lNonfinite:
-			for i := range rows {
-				switch f := rows[i].flags; {
+			for i := range part {
+				switch f := part[i].flags; {
 				case f&rowNaN != 0:
 					out = put(out, parquet.ByteArrayValue(nanName), 1, col)
 				case f&rowPosInf != 0:
@@ -228,16 +302,16 @@ func (l *Long) flush() error {
 				}
 			}
 		case lUnit:
-			for i := range rows {
-				if u := rows[i].sig.Unit; u == "" {
+			for i := range part {
+				if u := part[i].sig.Unit; u == "" {
 					out = put(out, parquet.Value{}, 0, col)
 				} else {
 					out = put(out, parquet.ByteArrayValue(bytesOf(u)), 1, col)
 				}
 			}
 		case lLabel:
-			for i := range rows {
-				r := &rows[i]
+			for i := range part {
+				r := &part[i]
 				lb, ok := "", false
 				if r.flags&rowLabel != 0 {
 					lb, ok = r.sig.Label(int64(r.raw))
@@ -249,17 +323,15 @@ func (l *Long) flush() error {
 				}
 			}
 		case lOOR:
-			for i := range rows {
-				out = put(out, parquet.BooleanValue(rows[i].flags&rowOOR != 0), 0, col)
+			for i := range part {
+				out = put(out, parquet.BooleanValue(part[i].flags&rowOOR != 0), 0, col)
 			}
 		}
 		if err := writeColumn(w, col, out); err != nil {
 			return err
 		}
 	}
-	l.pv.buf = out
-	l.buf = l.buf[:0]
-	return w.Flush()
+	return nil
 }
 
 var (
@@ -279,6 +351,9 @@ func (l *Long) Truncated() int { return l.truncated }
 // Parquet file only after Close.
 func (l *Long) Close() error {
 	if err := l.flush(); err != nil {
+		return err
+	}
+	if err := l.wait(); err != nil {
 		return err
 	}
 	if err := l.w.Close(); err != nil {
