@@ -108,7 +108,7 @@ const (
 func NewLong(w io.Writer, meta map[string]string) *Long {
 	out := bufio.NewWriterSize(w, 1<<20)
 	l := &Long{out: out, rows: DefaultRowGroupRows,
-		w: parquet.NewWriter(out, longSchema, parquet.Compression(codec), parquet.PageBufferSize(1<<20))}
+		w: parquet.NewWriter(out, longSchema, parquet.Compression(codec))}
 	setMeta(l.w, meta)
 	return l
 }
