@@ -252,8 +252,19 @@ func lakeFiles(t *testing.T, dir string) []string {
 // _label column where the signal has a value table), nulls where the
 // multiplexer selected another group, and the sums of every signal.
 func TestLake(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "lake")
-	want := writeLake(t, Config{Dir: dir, DBC: "sha256:1", RowGroupRows: 500})
+	for _, cfg := range []Config{
+		{DBC: "sha256:1", RowGroupRows: 500},
+		// A small memory bound: the largest table is written early, often.
+		{DBC: "sha256:1", MemoryBytes: 20000},
+	} {
+		cfg.Dir = filepath.Join(t.TempDir(), "lake")
+		checkLake(t, cfg)
+	}
+}
+
+func checkLake(t *testing.T, cfg Config) {
+	dir := cfg.Dir
+	want := writeLake(t, cfg)
 	files := lakeFiles(t, dir)
 	if len(files) == 0 {
 		t.Fatal("no files")
