@@ -27,9 +27,6 @@ type strs struct {
 	valid []bool
 }
 
-// bools is a required column of booleans.
-type bools struct{ v []bool }
-
 // values turns buffered columns into the parquet values of a column,
 // reusing its buffer.
 type values struct{ buf []parquet.Value }
@@ -94,15 +91,6 @@ func (p *values) strs(c *strs, col int) []parquet.Value {
 	out := p.reset(len(c.v))
 	for i, x := range c.v {
 		out = append(out, level(parquet.ByteArrayValue(bytesOf(x)), c.valid, i, col))
-	}
-	p.buf = out
-	return out
-}
-
-func (p *values) bools(c *bools, col int) []parquet.Value {
-	out := p.reset(len(c.v))
-	for _, x := range c.v {
-		out = append(out, parquet.BooleanValue(x).Level(0, 0, col))
 	}
 	p.buf = out
 	return out
