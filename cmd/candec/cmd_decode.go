@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"path"
+	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +17,9 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/lake"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/progress"
 	"github.com/yukart/candec/internal/valuelog"
@@ -58,21 +62,23 @@ func splitList(s string) []string {
 }
 
 func runDecode(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "decode", "--dbc [IFACE=]FILE[,FILE] [flags] CAPTURE|-")
+	fs := newFlags(e, "decode", "--dbc [IFACE=]FILE[,FILE] [flags] CAPTURE|DIR...|-")
 	var dbcs dbcFlag
 	fs.Var(&dbcs, "dbc", "DBC `[IFACE=]FILE[,FILE]`: files for every interface, or with IFACE= for one interface (repeatable)")
-	format := fs.String("format", "json", "output format: json (JSON lines) or csv; see docs/decode-output.md")
+	format := fs.String("format", "json", "output format: json (JSON lines), csv or parquet (long form, needs -o); see docs/decode-output.md and docs/lake.md")
 	signals := fs.String("signals", "", "only signals whose name or message.signal matches this glob (comma-separated globs)")
 	policy := fs.String("policy", "", "run the publishing policy (YAML; \"default\" for the built-in one) and print the envelopes the service would publish")
 	template := fs.String("topic-template", pipeline.DefaultTopicTemplate, "with --policy: topic template")
 	window := fs.Bool("window", false, "with --policy: also print the window stream")
 	tail := fs.Duration("tail", 0, "with --policy: let time run on this long after the last frame (stale marks, heartbeats); 0 or more")
-	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines (counted) instead of stopping")
+	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines (counted) instead of stopping; of many captures, skip (and count) one that cannot be read")
 	out := fs.String("o", "-", "output `FILE` (- for stdout); written whole under a temporary name, never the capture itself")
+	outDir := fs.String("out-dir", "", "write a Parquet data lake to `DIR`: a table per message, partitioned message=…/date=… (docs/lake.md)")
+	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "with --out-dir: captures decoded at once")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := checkArgs(fs, 1, "CAPTURE"); err != nil {
+	if err := checkArgs(fs, -1, "CAPTURE"); err != nil {
 		return err
 	}
 	// Everything the command line says is checked before the output is
@@ -80,9 +86,13 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	if len(dbcs.all) == 0 && len(dbcs.iface) == 0 {
 		return &exitError{2, errors.New("decode: --dbc is required")}
 	}
-	f, ok := valuelog.ParseFormat(*format)
-	if !ok {
-		return &exitError{2, fmt.Errorf("decode: unknown --format %q (want json or csv)", *format)}
+	var f valuelog.Format
+	parquetOut := *format == "parquet"
+	if !parquetOut {
+		var ok bool
+		if f, ok = valuelog.ParseFormat(*format); !ok {
+			return &exitError{2, fmt.Errorf("decode: unknown --format %q (want json, csv or parquet)", *format)}
+		}
 	}
 	globs := splitList(*signals)
 	for _, g := range globs {
@@ -101,15 +111,47 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	} else if set["signals"] || set["format"] {
 		return &exitError{2, errors.New("decode: --signals and --format do not apply with --policy (the policy file chooses the signals; the output is envelopes)")}
 	}
+	if *outDir != "" {
+		for _, name := range []string{"o", "format", "policy"} {
+			if set[name] {
+				return &exitError{2, fmt.Errorf("decode: --%s does not apply with --out-dir (the lake is its own output)", name)}
+			}
+		}
+	} else if set["jobs"] {
+		return &exitError{2, errors.New("decode: --jobs works only with --out-dir")}
+	}
+	if *jobs < 1 {
+		return &exitError{2, fmt.Errorf("decode: --jobs %d: want 1 or more", *jobs)}
+	}
 	if *tail < 0 {
 		return &exitError{2, fmt.Errorf("decode: --tail %s: want 0 or a positive duration", *tail)}
 	}
-	name := fs.Arg(0)
+	names := fs.Args()
+	many := len(names) > 1 || *outDir != ""
+	if !many && names[0] != "-" {
+		if fi, err := os.Stat(names[0]); err == nil && fi.IsDir() {
+			many = true
+		}
+	}
+	if many {
+		if slices.Contains(names, "-") {
+			return &exitError{2, errors.New("decode: - (stdin) is read alone, not among other captures")}
+		}
+		if *policy != "" {
+			return &exitError{2, errors.New("decode: --policy decodes one capture, as the service sees one stream")}
+		}
+	}
+	if parquetOut && *out == "-" {
+		if f, ok := e.stdout.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+			return &exitError{2, errors.New("decode: --format parquet writes a binary file: give -o FILE")}
+		}
+	}
+	name := names[0]
 	shown := name
 	if name == "-" {
 		shown = "stdin"
 	}
-	inputs := append([]string{name, *policy}, dbcs.files()...)
+	inputs := append(append([]string{*policy}, names...), dbcs.files()...)
 
 	// Every input is checked before the output is created.
 	var (
@@ -127,6 +169,11 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	}
 	if err != nil {
 		return err
+	}
+	if many {
+		opts := manyOptions{outDir: *outDir, out: *out, format: f, parquet: parquetOut, jobs: *jobs,
+			skip: *skip, globs: globs, inputs: inputs}
+		return decodeMany(ctx, e, names, sel, opts)
 	}
 	var vw *valuelog.Writer
 	in, err := openInput(ctx, e, name, func() {
@@ -173,26 +220,49 @@ func runDecode(ctx context.Context, e env, args []string) error {
 		return derr
 	}
 
-	vw = valuelog.NewWriter(of, f)
-	derr := decodeCapture(ctx, e, shown, src, in, sel, vw)
+	var sink valueSink
+	if parquetOut {
+		h, err := dbcs.hash()
+		if err != nil {
+			return err
+		}
+		sink = lake.NewLong(of, map[string]string{lake.MetaDBC: h})
+	} else {
+		vw = valuelog.NewWriter(of, f)
+		sink = vw
+	}
+	bar := newDecodeProgress(e, shown, in.size)
+	derr := decodeCapture(ctx, shown, src, sel, sink.Write, func(frames int64) { bar.update(frames, in) })
+	bar.done()
 	var werr *writeError
 	if errors.As(derr, &werr) {
 		return derr // the output is broken: keep the file that was there
 	}
-	if derr != nil && vw.Lines() == 0 {
+	if derr != nil && sink.Lines() == 0 {
 		return derr // nothing decoded: an empty file would only replace the one there
 	}
 	// What was decoded before a bad line or an interrupt is whole lines
-	// and is kept (committed), so no good output is lost; the error
-	// still ends the command with a non-zero status.
-	if err := vw.Flush(); err != nil {
+	// (or a whole Parquet file of them) and is kept (committed), so no
+	// good output is lost; the error still ends the command with a
+	// non-zero status.
+	if err := sink.Close(); err != nil {
 		return fmt.Errorf("decode: write %s: %w", of.Name(), err)
 	}
 	if err := of.Commit(); err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
-	sel.summary(e.stderr, shown, vw.Truncated())
+	sel.summary(e.stderr, shown, sink.Truncated())
 	return derr
+}
+
+// valueSink is where the plain decode writes values: JSON lines or CSV
+// (valuelog), or a long Parquet file (lake.Long).
+type valueSink interface {
+	Write(f *frame.Frame, iface string, vals []decoder.Value) error
+	Lines() int
+	Truncated() int
+	// Close writes what is buffered (and a Parquet footer).
+	Close() error
 }
 
 // writeError is a failure to write the output, as opposed to one of
@@ -202,13 +272,12 @@ type writeError struct{ err error }
 func (w *writeError) Error() string { return w.err.Error() }
 func (w *writeError) Unwrap() error { return w.err }
 
-// decodeCapture decodes the frames of r, read from in, to vw until the
-// end of the capture, a malformed line (unless skipped), a write error
-// or the end of ctx.
-func decodeCapture(ctx context.Context, e env, name string, r capture.Source, in *input, sel *busDecoders, vw *valuelog.Writer) error {
+// decodeCapture decodes the frames of r to write until the end of the
+// capture, a malformed line (unless skipped), a write error or the end
+// of ctx. tick (if not nil) is called every 4096 frames with the count
+// so far.
+func decodeCapture(ctx context.Context, name string, r capture.Source, sel *busDecoders, write func(*frame.Frame, string, []decoder.Value) error, tick func(int64)) error {
 	defer func() { sel.skipped = r.Skipped() }()
-	bar := newDecodeProgress(e, name, in.size)
-	defer bar.done()
 	var fr frame.Frame
 	for {
 		if err := r.Next(&fr); err != nil {
@@ -227,13 +296,15 @@ func decodeCapture(ctx context.Context, e env, name string, r capture.Source, in
 			if err := ctx.Err(); err != nil {
 				return fmt.Errorf("decode %s: interrupted after %d frames: %w", name, sel.frames, err)
 			}
-			bar.update(sel.frames, in)
+			if tick != nil {
+				tick(sel.frames)
+			}
 		}
 		vals, ok := sel.Decode(&fr, r)
 		if !ok {
 			continue
 		}
-		if err := vw.Write(&fr, r.Interface(fr.Bus), vals); err != nil {
+		if err := write(&fr, r.Interface(fr.Bus), vals); err != nil {
 			return &writeError{fmt.Errorf("decode: write: %w", err)}
 		}
 	}

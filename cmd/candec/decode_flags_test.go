@@ -26,7 +26,7 @@ func TestDecodeInputs(t *testing.T) {
 		wantLog string // substring of stderr
 	}{
 		{name: "no dbc", args: []string{"-"}, wantErr: "--dbc is required"},
-		{name: "no capture", args: []string{"--dbc", dbcFile}, wantErr: "want exactly one CAPTURE"},
+		{name: "no capture", args: []string{"--dbc", dbcFile}, wantErr: "no CAPTURE given"},
 		{name: "bad format", args: []string{"--dbc", dbcFile, "--format", "xml", "-"}, wantErr: `unknown --format "xml"`},
 		{name: "bad glob", args: []string{"--dbc", dbcFile, "--signals", "[", "-"}, wantErr: "bad --signals glob"},
 		{name: "bad iface spec", args: []string{"--dbc", "can0=", "-"}, wantErr: "want IFACE=FILE"},

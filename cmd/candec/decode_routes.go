@@ -16,8 +16,9 @@ import (
 type busDecoders struct {
 	*decoder.Router
 	spec    dbcFlag
-	frames  int64 // every frame read
-	skipped int   // malformed lines skipped (--skip-invalid)
+	cfg     decoder.RouterConfig // for fresh
+	frames  int64                // every frame read
+	skipped int                  // malformed lines skipped (--skip-invalid)
 }
 
 // newBusDecoders loads every DBC set of spec, each set once, in an
@@ -62,7 +63,18 @@ func newBusDecoders(spec dbcFlag, globs []string) (*busDecoders, error) {
 	if u := r.Unmatched(); len(u) > 0 {
 		return nil, &exitError{2, fmt.Errorf("decode: --signals %q matches no signal in %s", u[0], strings.Join(spec.files(), ", "))}
 	}
-	return &busDecoders{Router: r, spec: spec}, nil
+	return &busDecoders{Router: r, spec: spec, cfg: cfg}, nil
+}
+
+// fresh returns busDecoders of the same DBCs and signals with counts
+// of their own, for another capture: a Router names its buses by the
+// first capture it reads, so each capture of many gets its own.
+func (s *busDecoders) fresh() *busDecoders {
+	r, err := decoder.NewRouter(s.cfg)
+	if err != nil {
+		panic(err) // the same config built s.Router
+	}
+	return &busDecoders{Router: r, spec: s.spec, cfg: s.cfg}
 }
 
 // files returns the DBC files that decode interface iface.
@@ -79,21 +91,68 @@ func (s *busDecoders) files(iface string) []string {
 // error frames, values missing from short frames, skipped lines. A
 // clean decode writes nothing.
 func (s *busDecoders) summary(w io.Writer, name string, truncated int) {
-	const p = "candec decode: "
-	if s.skipped > 0 {
-		fmt.Fprintf(w, p+"skipped %d malformed lines\n", s.skipped)
+	writeSummary(w, name, s.spec, decodeCounts{buses: s.Buses(), unseen: s.Unseen(), frames: s.frames, skipped: s.skipped, truncated: truncated})
+}
+
+// decodeCounts are what a summary reports: of one capture, or added up
+// over many (add).
+type decodeCounts struct {
+	buses     []decoder.BusStats
+	unseen    []string
+	frames    int64
+	skipped   int
+	truncated int
+}
+
+// add adds the counts of another capture, bus by interface name; an
+// interface is unseen when no capture had it.
+func (c *decodeCounts) add(o decodeCounts, first bool) {
+	c.frames += o.frames
+	c.skipped += o.skipped
+	c.truncated += o.truncated
+	for _, b := range o.buses {
+		i := slices.IndexFunc(c.buses, func(x decoder.BusStats) bool { return x.Interface == b.Interface })
+		if i < 0 {
+			c.buses = append(c.buses, b)
+			continue
+		}
+		x := &c.buses[i]
+		x.Frames += b.Frames
+		x.Unknown += b.Unknown
+		x.Remote += b.Remote
+		x.ErrorFrames += b.ErrorFrames
+		x.Short += b.Short
 	}
-	if s.frames == 0 {
+	if first {
+		c.unseen = o.unseen
+	} else {
+		c.unseen = slices.DeleteFunc(c.unseen, func(u string) bool { return !slices.Contains(o.unseen, u) })
+	}
+	slices.SortStableFunc(c.buses, func(a, b decoder.BusStats) int { return strings.Compare(a.Interface, b.Interface) })
+}
+
+func writeSummary(w io.Writer, name string, spec dbcFlag, c decodeCounts) {
+	const p = "candec decode: "
+	files := func(iface string) []string {
+		if fs, ok := spec.iface[iface]; ok {
+			return fs
+		}
+		return spec.all
+	}
+	if c.skipped > 0 {
+		fmt.Fprintf(w, p+"skipped %d malformed lines\n", c.skipped)
+	}
+	if c.frames == 0 {
 		fmt.Fprintf(w, p+"%s holds no frames\n", name)
 		return
 	}
-	for _, b := range s.Buses() {
+	for _, b := range c.buses {
 		if !b.Routed {
 			fmt.Fprintf(w, p+"%s: %d frames not decoded: no --dbc for this interface\n", b.Interface, b.Frames)
 			continue
 		}
 		if b.Unknown > 0 {
-			fmt.Fprintf(w, p+"%s: %d of %d frames had IDs not in %s\n", b.Interface, b.Unknown, b.Frames, strings.Join(s.files(b.Interface), ","))
+			fmt.Fprintf(w, p+"%s: %d of %d frames had IDs not in %s\n", b.Interface, b.Unknown, b.Frames, strings.Join(files(b.Interface), ","))
 		}
 		if r, e := b.Remote, b.ErrorFrames; r+e > 0 {
 			fmt.Fprintf(w, p+"%s: %d remote and %d error frames skipped (they carry no signals)\n", b.Interface, r, e)
@@ -102,10 +161,10 @@ func (s *busDecoders) summary(w io.Writer, name string, truncated int) {
 			fmt.Fprintf(w, p+"%s: %d frames shorter than their message\n", b.Interface, b.Short)
 		}
 	}
-	if truncated > 0 {
-		fmt.Fprintf(w, p+"%d values left out: their signals do not fit in short frames\n", truncated)
+	if c.truncated > 0 {
+		fmt.Fprintf(w, p+"%d values left out: their signals do not fit in short frames\n", c.truncated)
 	}
-	for _, iface := range s.Unseen() {
-		fmt.Fprintf(w, p+"--dbc %s=%s: no frames on %s in %s\n", iface, strings.Join(s.spec.iface[iface], ","), iface, name)
+	for _, iface := range c.unseen {
+		fmt.Fprintf(w, p+"--dbc %s=%s: no frames on %s in %s\n", iface, strings.Join(spec.iface[iface], ","), iface, name)
 	}
 }

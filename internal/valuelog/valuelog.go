@@ -88,6 +88,10 @@ func (w *Writer) Lines() int { return w.lines }
 // line.
 func (w *Writer) Flush() error { return w.w.Flush() }
 
+// Close writes what is buffered, as Flush; it leaves the output open,
+// and is there so that a Writer ends like the other writers of values.
+func (w *Writer) Close() error { return w.w.Flush() }
+
 // Truncated returns how many values Write left out because their
 // signal did not fit in a short frame.
 func (w *Writer) Truncated() int { return w.truncated }
@@ -191,7 +195,13 @@ func appendCSV(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte 
 	b = append(b, ',')
 	b = strconv.AppendUint(b, uint64(f.ID), 10)
 	b = append(b, ',')
-	b = appendCSVField(b, s.Message.Name+"."+s.Name)
+	if csvPlain(s.Message.Name) && csvPlain(s.Name) {
+		b = append(b, s.Message.Name...)
+		b = append(b, '.')
+		b = append(b, s.Name...)
+	} else {
+		b = appendCSVField(b, s.Message.Name+"."+s.Name)
+	}
 	b = append(b, ',')
 	b = AppendValue(b, v) // empty for a non-finite value, as JSON's null
 	b = append(b, ',')
@@ -242,16 +252,20 @@ func plainASCII(s string) bool {
 	return true
 }
 
-// appendCSVField quotes a field when it holds a comma, quote or newline.
-func appendCSVField(b []byte, s string) []byte {
-	quote := false
+// csvPlain reports whether s needs no quoting in CSV: it holds no
+// comma, quote or line break.
+func csvPlain(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
-			quote = true
-			break
+			return false
 		}
 	}
-	if !quote {
+	return true
+}
+
+// appendCSVField quotes a field when it holds a comma, quote or newline.
+func appendCSVField(b []byte, s string) []byte {
+	if csvPlain(s) {
 		return append(b, s...)
 	}
 	b = append(b, '"')

@@ -1,0 +1,422 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/term"
+
+	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/lake"
+	"github.com/yukart/candec/internal/outfile"
+	"github.com/yukart/candec/internal/progress"
+	"github.com/yukart/candec/internal/valuelog"
+)
+
+// manyOptions are what a decode of several captures (or of a
+// directory, or into a lake) was asked for.
+type manyOptions struct {
+	outDir  string // the lake; "" for one output stream
+	out     string // -o, without a lake
+	format  valuelog.Format
+	parquet bool
+	jobs    int
+	skip    bool
+	globs   []string
+	inputs  []string // every input file named, which -o must not be
+}
+
+// inputFile is one capture of many: named on the command line, or found
+// in a directory named there.
+type inputFile struct {
+	path  string
+	size  int64
+	named bool
+}
+
+// expandInputs lists the captures of names: each file named, and every
+// regular file under each directory named, in lexical order, leaving
+// out names that begin with "." and the directory skip (the lake being
+// written).
+func expandInputs(names []string, skip string) ([]inputFile, error) {
+	var skipInfo os.FileInfo
+	if skip != "" {
+		skipInfo, _ = os.Stat(skip)
+	}
+	var files []inputFile
+	for _, name := range names {
+		fi, err := os.Stat(name)
+		if err != nil {
+			return nil, fmt.Errorf("decode: %w", err)
+		}
+		if !fi.IsDir() {
+			files = append(files, inputFile{path: name, size: fi.Size(), named: true})
+			continue
+		}
+		n := len(files)
+		err = filepath.WalkDir(name, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if p != name && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				if skipInfo != nil {
+					if fi, err := d.Info(); err == nil && os.SameFile(fi, skipInfo) {
+						return filepath.SkipDir
+					}
+				}
+				return nil
+			}
+			if !d.Type().IsRegular() {
+				return nil
+			}
+			fi, err := d.Info()
+			if err != nil {
+				return err
+			}
+			files = append(files, inputFile{path: p, size: fi.Size()})
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("decode: %w", err)
+		}
+		if len(files) == n {
+			return nil, fmt.Errorf("decode: %s is a directory with no file in it", name)
+		}
+	}
+	return files, nil
+}
+
+// hash identifies the DBC files of d by their contents and by which
+// interface each decodes: the lake records it, and refuses to mix two.
+func (d *dbcFlag) hash() (string, error) {
+	h := sha256.New()
+	add := func(label string, files []string) error {
+		fmt.Fprintf(h, "%s\x00%d\x00", label, len(files))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return fmt.Errorf("decode: %w", err)
+			}
+			fmt.Fprintf(h, "%d\x00", len(b))
+			h.Write(b)
+		}
+		return nil
+	}
+	if err := add("*", d.all); err != nil {
+		return "", err
+	}
+	ifaces := make([]string, 0, len(d.iface))
+	for k := range d.iface {
+		ifaces = append(ifaces, k)
+	}
+	slices.Sort(ifaces)
+	for _, k := range ifaces {
+		if err := add(k, d.iface[k]); err != nil {
+			return "", err
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// fileResult is what decoding one capture of many gave.
+type fileResult struct {
+	counts decodeCounts
+	hash   string // of the bytes read, hex
+	err    error
+	noFmt  bool // the file is in no capture format
+}
+
+// countingReader counts and hashes what is read through it.
+type countingReader struct {
+	r    io.Reader
+	h    hash.Hash
+	n    *atomic.Int64 // bytes read, over every capture
+	read int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		if c.h != nil {
+			c.h.Write(p[:n])
+		}
+		c.n.Add(int64(n))
+		c.read += int64(n)
+	}
+	return n, err
+}
+
+// manyRun is the state of a decode of many captures.
+type manyRun struct {
+	e      env
+	opts   manyOptions
+	sel    *busDecoders // a template: each capture gets its own (fresh)
+	files  []inputFile
+	bytes  atomic.Int64
+	frames atomic.Int64
+	done   atomic.Int64
+	total  int64 // bytes of every file
+}
+
+// decodeFile decodes one capture to write. It hashes the bytes read
+// when wantHash.
+func (m *manyRun) decodeFile(ctx context.Context, in inputFile, wantHash bool, write func(*frame.Frame, string, []decoder.Value) error, truncated func() int) fileResult {
+	f, err := os.Open(in.path)
+	if err != nil {
+		return fileResult{err: fmt.Errorf("decode: %w", err)}
+	}
+	defer f.Close()
+	cr := &countingReader{r: f, n: &m.bytes}
+	if wantHash {
+		cr.h = sha256.New()
+	}
+	defer func() { m.bytes.Add(in.size - cr.read) }() // a file read in part counts whole
+	src, err := capture.NewSource(cr, capture.Options{SkipInvalid: m.opts.skip})
+	if err != nil {
+		return fileResult{err: fmt.Errorf("decode %s: %w", in.path, err), noFmt: errors.Is(err, capture.ErrFormat)}
+	}
+	sel := m.sel.fresh()
+	var last int64
+	err = decodeCapture(ctx, in.path, src, sel, write, func(n int64) { m.frames.Add(n - last); last = n })
+	m.frames.Add(sel.frames - last)
+	sel.skipped = src.Skipped()
+	r := fileResult{err: err, counts: decodeCounts{buses: sel.Buses(), unseen: sel.Unseen(), frames: sel.frames, skipped: sel.skipped, truncated: truncated()}}
+	if wantHash {
+		r.hash = hex.EncodeToString(cr.h.Sum(nil))[:16]
+	}
+	return r
+}
+
+// decodeMany decodes several captures, or every capture in directories:
+// into a lake with opts.jobs captures at once, or one after the other
+// into one output stream (JSON lines, CSV or a long Parquet file).
+func decodeMany(ctx context.Context, e env, names []string, sel *busDecoders, opts manyOptions) error {
+	start := time.Now()
+	files, err := expandInputs(names, opts.outDir)
+	if err != nil {
+		return err
+	}
+	m := &manyRun{e: e, opts: opts, sel: sel, files: files}
+	for _, f := range files {
+		m.total += f.size
+	}
+	stop := m.showProgress(start)
+	var (
+		results []fileResult
+		written string
+	)
+	if opts.outDir != "" {
+		results, written, err = m.toLake(ctx)
+	} else {
+		results, written, err = m.toStream(ctx)
+	}
+	stop()
+	// The summary: what was left out, then one line of totals.
+	var total decodeCounts
+	skipped, noFmt := 0, 0
+	for i, r := range results {
+		if r.err != nil {
+			if r.noFmt && !files[i].named {
+				noFmt++
+			} else {
+				skipped++
+			}
+			continue
+		}
+		total.add(r.counts, i == 0)
+	}
+	if err != nil {
+		return err
+	}
+	writeSummary(e.stderr, fmt.Sprintf("%d captures", len(files)-skipped-noFmt), sel.spec, total)
+	el := time.Since(start)
+	line := fmt.Sprintf("candec decode: %d captures, %d frames, %s in %.2fs (%.0f frames/s)", len(files)-skipped-noFmt, total.frames, written, el.Seconds(), float64(total.frames)/el.Seconds())
+	if noFmt > 0 {
+		line += fmt.Sprintf("; %d files of no capture format left out", noFmt)
+	}
+	if skipped > 0 {
+		line += fmt.Sprintf("; %d captures skipped (--skip-invalid)", skipped)
+	}
+	fmt.Fprintln(e.stderr, line)
+	return nil
+}
+
+// failed says what to do with the result of capture i: nil to go on
+// (after a warning for a file left out), or the error that stops the
+// run.
+func (m *manyRun) failed(i int, r fileResult) error {
+	if r.err == nil {
+		return nil
+	}
+	in := m.files[i]
+	var werr *writeError
+	switch {
+	case errors.As(r.err, &werr), errors.Is(r.err, context.Canceled), errors.Is(r.err, context.DeadlineExceeded):
+		return r.err
+	case r.noFmt && !in.named:
+		fmt.Fprintf(m.e.stderr, "candec decode: %s left out: no capture format\n", in.path)
+		return nil
+	case m.opts.skip:
+		fmt.Fprintf(m.e.stderr, "candec decode: %s skipped: %v\n", in.path, r.err)
+		return nil
+	}
+	return r.err
+}
+
+// toLake decodes every capture into the lake, opts.jobs at once. Each
+// capture's files depend on that capture alone, so the lake is the same
+// byte for byte whatever the number of jobs.
+func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
+	h, err := m.sel.spec.hash()
+	if err != nil {
+		return nil, "", err
+	}
+	lk, err := lake.Open(lake.Config{Dir: m.opts.outDir, DBC: h, Signals: m.opts.globs})
+	if err != nil {
+		return nil, "", fmt.Errorf("decode: %w", err)
+	}
+	results := make([]fileResult, len(m.files))
+	var (
+		next  atomic.Int64
+		mu    sync.Mutex
+		files int
+		rows  int64
+	)
+	g, gctx := errgroup.WithContext(ctx)
+	for range min(m.opts.jobs, len(m.files)) {
+		g.Go(func() error {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(m.files) || gctx.Err() != nil {
+					return nil
+				}
+				w := lk.NewWriter()
+				r := m.decodeFile(gctx, m.files[i], true, w.Write, w.Truncated)
+				if r.err == nil {
+					if err := w.Commit(r.hash); err != nil {
+						r.err = &writeError{fmt.Errorf("decode: write lake: %w", err)}
+					}
+				}
+				if r.err != nil {
+					w.Abort()
+				}
+				results[i] = r
+				m.done.Add(1)
+				if err := m.failed(i, r); err != nil {
+					return err
+				}
+				mu.Lock()
+				files += w.Files()
+				rows += w.Rows()
+				mu.Unlock()
+			}
+		})
+	}
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return results, "", fmt.Errorf("decode: interrupted: %w (the lake holds the captures decoded before)", ctx.Err())
+		}
+		return results, "", err
+	}
+	return results, fmt.Sprintf("%d rows in %d files", rows, files), nil
+}
+
+// toStream decodes the captures one after the other, in order, into one
+// output: the output is the same as that of their concatenation.
+func (m *manyRun) toStream(ctx context.Context) ([]fileResult, string, error) {
+	of, err := outfile.Create(m.opts.out, m.e.stdout, m.opts.inputs...)
+	if err != nil {
+		return nil, "", fmt.Errorf("decode: %w", err)
+	}
+	defer of.Abort()
+	var sink valueSink
+	if m.opts.parquet {
+		h, err := m.sel.spec.hash()
+		if err != nil {
+			return nil, "", err
+		}
+		sink = lake.NewLong(of, map[string]string{lake.MetaDBC: h})
+	} else {
+		sink = valuelog.NewWriter(of, m.opts.format)
+	}
+	results := make([]fileResult, len(m.files))
+	var stopErr error
+	for i, in := range m.files {
+		before := sink.Truncated()
+		r := m.decodeFile(ctx, in, false, sink.Write, func() int { return sink.Truncated() - before })
+		results[i] = r
+		m.done.Add(1)
+		if stopErr = m.failed(i, r); stopErr != nil {
+			break
+		}
+	}
+	var werr *writeError
+	if errors.As(stopErr, &werr) || stopErr != nil && sink.Lines() == 0 {
+		return results, "", stopErr
+	}
+	// As with one capture: what was decoded before an error is kept.
+	if err := sink.Close(); err != nil {
+		return results, "", fmt.Errorf("decode: write %s: %w", of.Name(), err)
+	}
+	if err := of.Commit(); err != nil {
+		return results, "", fmt.Errorf("decode: %w", err)
+	}
+	return results, fmt.Sprintf("%d values", sink.Lines()), stopErr
+}
+
+// showProgress draws a progress line on a terminal stderr: captures
+// done, frames/s and the time left, by bytes read. It returns the
+// function that stops it.
+func (m *manyRun) showProgress(start time.Time) func() {
+	f, ok := m.e.stderr.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func() {}
+	}
+	bar := progress.New(m.e.stderr, true)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				bar.Clear()
+				return
+			case now := <-t.C:
+				el := now.Sub(start)
+				st := progress.State{Label: fmt.Sprintf("decode %d/%d captures", m.done.Load(), len(m.files)),
+					Detail: fmt.Sprintf("%.0f frames/s", float64(m.frames.Load())/el.Seconds())}
+				if b := m.bytes.Load(); b > 0 && m.total > 0 {
+					st.Done, st.Total = el, time.Duration(float64(el)*float64(m.total)/float64(b))
+				}
+				bar.Update(now, st)
+			}
+		}
+	}()
+	return func() { close(done); wg.Wait() }
+}

@@ -1,0 +1,90 @@
+package lake
+
+import (
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/valuelog"
+)
+
+// decoded is one frame of the idle capture with its values.
+type decoded struct {
+	f    frame.Frame
+	vals []decoder.Value
+}
+
+// idleDecoded decodes the idle capture once, so that the benchmarks
+// time the writers alone.
+func idleDecoded(b *testing.B) ([]decoded, int) {
+	var out []decoded
+	lines := 0
+	decodeIdle(b, func(f *frame.Frame, _ string, vals []decoder.Value) error {
+		out = append(out, decoded{*f, slices.Clone(vals)})
+		for _, v := range vals {
+			if v.Flags&decoder.Truncated == 0 {
+				lines++
+			}
+		}
+		return nil
+	})
+	return out, lines
+}
+
+// benchWriter writes the idle capture's values once per iteration and
+// reports the time per output line (one value: a JSON line, a CSV row,
+// a row of the long file, a cell of the lake).
+func benchWriter(b *testing.B, open func() (write func(*frame.Frame, string, []decoder.Value) error, end func() error)) {
+	frames, lines := idleDecoded(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	// One writer for the whole run, as a decode has: the capture is
+	// written again each iteration, the file ended once.
+	write, end := open()
+	for b.Loop() {
+		for i := range frames {
+			if err := write(&frames[i].f, "can0", frames[i].vals); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := end(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(lines), "ns/line")
+}
+
+func BenchmarkOutputJSON(b *testing.B) {
+	benchWriter(b, func() (func(*frame.Frame, string, []decoder.Value) error, func() error) {
+		w := valuelog.NewWriter(io.Discard, valuelog.JSON)
+		return w.Write, w.Flush
+	})
+}
+
+func BenchmarkOutputCSV(b *testing.B) {
+	benchWriter(b, func() (func(*frame.Frame, string, []decoder.Value) error, func() error) {
+		w := valuelog.NewWriter(io.Discard, valuelog.CSV)
+		return w.Write, w.Flush
+	})
+}
+
+func BenchmarkOutputParquetLong(b *testing.B) {
+	benchWriter(b, func() (func(*frame.Frame, string, []decoder.Value) error, func() error) {
+		l := NewLong(io.Discard, nil)
+		return l.Write, l.Close
+	})
+}
+
+func BenchmarkOutputLake(b *testing.B) {
+	dir := b.TempDir()
+	lk, err := Open(Config{Dir: dir})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchWriter(b, func() (func(*frame.Frame, string, []decoder.Value) error, func() error) {
+		w := lk.NewWriter()
+		return w.Write, func() error { return w.Commit("0000000000000000") }
+	})
+}

@@ -1,0 +1,512 @@
+package lake
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/google/renameio/v2"
+	"github.com/parquet-go/parquet-go"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/frame"
+)
+
+// DefaultMemoryBytes bounds the rows one Writer buffers, over all its
+// tables: past it, the table holding the most is written out as a row
+// group of its own. It keeps a decode of many messages within a known
+// memory whatever the capture.
+const DefaultMemoryBytes = 256 << 20
+
+// MarkerName is the file at the lake's root that says which DBC files
+// and signal globs made it.
+const MarkerName = "_candec_lake.json"
+
+// Metadata keys of every lake file (Parquet key-value metadata).
+const (
+	MetaDBC     = "candec.dbc"     // Config.DBC
+	MetaInput   = "candec.input"   // the input's hash, as in the file name
+	MetaMessage = "candec.message" // the message the table holds
+	MetaBus     = "candec.bus"     // the interface its rows came on
+)
+
+var (
+	// ErrMixed: the directory holds a lake made from other DBC files or
+	// other signal globs; adding to it would mix two schemas.
+	ErrMixed = errors.New("lake: the directory holds a lake of other DBC files or signals")
+	// ErrNotLake: the directory is not empty and is no lake.
+	ErrNotLake = errors.New("lake: the directory is not empty and holds no lake")
+)
+
+// Config says where a lake is and what makes it.
+type Config struct {
+	// Dir is the lake's root directory; Open creates it if need be.
+	Dir string
+	// DBC identifies the DBC files that decode the lake's inputs (a
+	// hash of their contents and of which interface each decodes). It
+	// is recorded in the marker and in every file.
+	DBC string
+	// Signals are the signal globs of the decode (decoder.RouterConfig):
+	// a table has a column for each selected signal only.
+	Signals []string
+	// RowGroupRows is the rows of a full row group; 0 is
+	// DefaultTableRowGroupRows.
+	RowGroupRows int
+	// MemoryBytes bounds what a Writer buffers; 0 is DefaultMemoryBytes.
+	MemoryBytes int64
+}
+
+// Lake is a lake directory open for writing.
+type Lake struct {
+	cfg Config
+}
+
+type marker struct {
+	Format  int      `json:"candec_lake"`
+	DBC     string   `json:"dbc"`
+	Signals []string `json:"signals"`
+}
+
+// Open opens the lake at cfg.Dir for writing: it creates the directory
+// and its marker, or checks that the marker there names the same DBC
+// files and signals (else ErrMixed). A directory that is not empty and
+// has no marker is refused (ErrNotLake): a lake is never written over
+// other files.
+func Open(cfg Config) (*Lake, error) {
+	if cfg.RowGroupRows <= 0 {
+		cfg.RowGroupRows = DefaultTableRowGroupRows
+	}
+	if cfg.MemoryBytes <= 0 {
+		cfg.MemoryBytes = DefaultMemoryBytes
+	}
+	if cfg.Signals == nil {
+		cfg.Signals = []string{}
+	}
+	want := marker{Format: 1, DBC: cfg.DBC, Signals: cfg.Signals}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	name := filepath.Join(cfg.Dir, MarkerName)
+	b, err := os.ReadFile(name)
+	switch {
+	case err == nil:
+		var got marker
+		if err := json.Unmarshal(b, &got); err != nil {
+			return nil, fmt.Errorf("lake: %s: %w", name, err)
+		}
+		if got.DBC != want.DBC || !slices.Equal(got.Signals, want.Signals) {
+			return nil, fmt.Errorf("%w: %s was made by dbc %s, signals %q; this run has dbc %s, signals %q",
+				ErrMixed, cfg.Dir, got.DBC, got.Signals, want.DBC, want.Signals)
+		}
+		return &Lake{cfg: cfg}, nil
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	}
+	ents, err := os.ReadDir(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(ents) > 0 {
+		return nil, fmt.Errorf("%w: %s", ErrNotLake, cfg.Dir)
+	}
+	b, _ = json.Marshal(want)
+	if err := renameio.WriteFile(name, append(b, '\n'), 0o644); err != nil {
+		return nil, err
+	}
+	return &Lake{cfg: cfg}, nil
+}
+
+// Writer writes the tables of one input: Write its decoded frames, then
+// Commit with the input's hash, or Abort. Writers of one Lake work in
+// parallel (each on its own goroutine); a Writer belongs to one.
+type Writer struct {
+	lake     *Lake
+	schemas  map[*dbc.Message]*layout
+	tables   map[tableKey]*table
+	order    []*table // in order of creation, for a deterministic choice
+	last     *table
+	buffered int64
+	pv       values
+	rows     int64
+	files    int
+	trunc    int
+}
+
+type tableKey struct {
+	msg *dbc.Message
+	bus string
+	day int64
+}
+
+// NewWriter returns a Writer for one input.
+func (l *Lake) NewWriter() *Writer {
+	return &Writer{lake: l, schemas: map[*dbc.Message]*layout{}, tables: map[tableKey]*table{}}
+}
+
+// layout is a message's table schema: the columns and, per signal of
+// the message, where its value and label go.
+type layout struct {
+	schema  *parquet.Schema
+	j1939   bool
+	base    int      // lowest Signal.Index of the message
+	slot    []int    // Signal.Index-base → index in sigs, -1 when not selected
+	sigs    []sigDef // selected signals in message order
+	columns int
+	rowSize int64 // bytes a buffered row takes
+}
+
+type sigDef struct {
+	s        *dbc.Signal
+	integer  bool
+	labelled bool
+}
+
+// Fixed columns of every table.
+const (
+	tTime = iota
+	tBus
+	tID
+)
+
+func (w *Writer) layout(m *dbc.Message) *layout {
+	if lo, ok := w.schemas[m]; ok {
+		return lo
+	}
+	lo := &layout{j1939: m.J1939, rowSize: 8 + 16 + 8}
+	cols := []column{{"time", timeNode}, {"bus", stringNode}, {"id", int64Node}}
+	used := map[string]bool{"time": true, "bus": true, "id": true}
+	if m.J1939 {
+		cols = append(cols, column{"sa", int32Node})
+		used["sa"] = true
+		lo.rowSize += 8
+	}
+	unique := func(name string) string {
+		for i := 2; used[name]; i++ {
+			if n := name + "_" + strconv.Itoa(i); !used[n] {
+				name = n
+			}
+		}
+		used[name] = true
+		return name
+	}
+	lo.base, lo.slot = 0, nil
+	if len(m.Signals) > 0 {
+		lo.base = m.Signals[0].Index
+		hi := lo.base
+		for _, s := range m.Signals {
+			lo.base, hi = min(lo.base, s.Index), max(hi, s.Index)
+		}
+		lo.slot = make([]int, hi-lo.base+1)
+		for i := range lo.slot {
+			lo.slot[i] = -1
+		}
+	}
+	for _, s := range m.Signals {
+		if !matches(w.lake.cfg.Signals, s) {
+			continue
+		}
+		d := sigDef{s: s, integer: IntegerColumn(s), labelled: len(s.Values) > 0 && s.Type == dbc.Integer}
+		lo.slot[s.Index-lo.base] = len(lo.sigs)
+		lo.sigs = append(lo.sigs, d)
+		node := doubleNode
+		if d.integer {
+			node = int64Node
+		}
+		cols = append(cols, column{unique(s.Name), parquet.Optional(node)})
+		lo.rowSize += 9
+		if d.labelled {
+			cols = append(cols, column{unique(s.Name + "_label"), parquet.Optional(stringNode)})
+			lo.rowSize += 17
+		}
+	}
+	lo.columns = len(cols)
+	lo.schema = newSchema(m.Name, cols)
+	w.schemas[m] = lo
+	return lo
+}
+
+// table is the rows of one message on one bus on one day, from one
+// input: one file of the lake.
+type table struct {
+	key   tableKey
+	lo    *layout
+	dir   string // the partition directory
+	n     int    // rows buffered
+	time  int64s
+	id    int64s
+	sa    int64s
+	vals  []sigCol
+	tmp   *os.File
+	out   *bufio.Writer
+	pw    *parquet.Writer
+	wrote bool
+}
+
+type sigCol struct {
+	ints   int64s
+	floats float64s
+	label  strs
+}
+
+const dayNanos = int64(24 * time.Hour)
+
+func (w *Writer) table(m *dbc.Message, bus string, t int64) *table {
+	day := t / dayNanos
+	if t < 0 && t%dayNanos != 0 {
+		day--
+	}
+	k := tableKey{m, bus, day}
+	if w.last != nil && w.last.key == k {
+		return w.last
+	}
+	tb, ok := w.tables[k]
+	if !ok {
+		lo := w.layout(m)
+		date := time.Unix(0, day*dayNanos).UTC().Format("2006-01-02")
+		tb = &table{key: k, lo: lo, vals: make([]sigCol, len(lo.sigs)),
+			dir: filepath.Join(w.lake.cfg.Dir, "message="+escape(m.Name), "date="+date)}
+		for i, d := range lo.sigs {
+			c := &tb.vals[i]
+			c.ints.valid, c.floats.valid, c.label.valid = []bool{}, []bool{}, []bool{}
+			_ = d
+		}
+		w.tables[k] = tb
+		w.order = append(w.order, tb)
+	}
+	w.last = tb
+	return tb
+}
+
+// Write adds frame f's values as a row of its message's table. Values
+// of signals the multiplexer did not select, and truncated ones, are
+// null.
+func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error {
+	if len(vals) == 0 {
+		return nil
+	}
+	tb := w.table(vals[0].Signal.Message, iface, f.Time)
+	lo := tb.lo
+	tb.time.v = append(tb.time.v, f.Time)
+	tb.id.v = append(tb.id.v, int64(f.ID))
+	if lo.j1939 {
+		tb.sa.v = append(tb.sa.v, int64(vals[0].SA))
+	}
+	for i := range tb.vals {
+		c := &tb.vals[i]
+		if lo.sigs[i].integer {
+			c.ints.v = append(c.ints.v, 0)
+			c.ints.valid = append(c.ints.valid, false)
+		} else {
+			c.floats.v = append(c.floats.v, 0)
+			c.floats.valid = append(c.floats.valid, false)
+		}
+		if lo.sigs[i].labelled {
+			c.label.v = append(c.label.v, "")
+			c.label.valid = append(c.label.valid, false)
+		}
+	}
+	n := tb.n
+	for i := range vals {
+		v := &vals[i]
+		if v.Flags&decoder.Truncated != 0 {
+			w.trunc++
+			continue
+		}
+		j := v.Signal.Index - lo.base
+		if j < 0 || j >= len(lo.slot) || lo.slot[j] < 0 {
+			continue
+		}
+		c := &tb.vals[lo.slot[j]]
+		if lo.sigs[lo.slot[j]].integer {
+			if v.Flags&decoder.Exact != 0 {
+				c.ints.v[n], c.ints.valid[n] = v.Int, true
+			}
+		} else {
+			c.floats.v[n], c.floats.valid[n] = decoder.Tidy(v), true
+		}
+		if lo.sigs[lo.slot[j]].labelled {
+			if l, ok := label(v); ok {
+				c.label.v[n], c.label.valid[n] = l, true
+			}
+		}
+	}
+	tb.n++
+	w.rows++
+	w.buffered += lo.rowSize
+	if tb.n >= w.lake.cfg.RowGroupRows {
+		return w.flush(tb)
+	}
+	if w.buffered > w.lake.cfg.MemoryBytes {
+		big := w.order[0]
+		for _, t := range w.order[1:] {
+			if int64(t.n)*t.lo.rowSize > int64(big.n)*big.lo.rowSize {
+				big = t
+			}
+		}
+		return w.flush(big)
+	}
+	return nil
+}
+
+// flush writes tb's buffered rows as a row group, creating its
+// temporary file on the first.
+func (w *Writer) flush(tb *table) error {
+	if tb.n == 0 {
+		return nil
+	}
+	if tb.pw == nil {
+		if err := os.MkdirAll(tb.dir, 0o755); err != nil {
+			return err
+		}
+		f, err := os.CreateTemp(tb.dir, ".candec-*.tmp")
+		if err != nil {
+			return err
+		}
+		tb.tmp, tb.out = f, bufio.NewWriterSize(f, 256<<10)
+		tb.pw = parquet.NewWriter(tb.out, tb.lo.schema, parquet.Compression(codec))
+	}
+	pw, p, lo := tb.pw, &w.pv, tb.lo
+	if err := writeColumn(pw, tTime, p.int64s(&tb.time, tTime)); err != nil {
+		return err
+	}
+	bus := strs{v: make([]string, tb.n)}
+	for i := range bus.v {
+		bus.v[i] = tb.key.bus
+	}
+	if err := writeColumn(pw, tBus, p.strs(&bus, tBus)); err != nil {
+		return err
+	}
+	if err := writeColumn(pw, tID, p.int64s(&tb.id, tID)); err != nil {
+		return err
+	}
+	col := tID + 1
+	if lo.j1939 {
+		if err := writeColumn(pw, col, p.int32s(&tb.sa, col)); err != nil {
+			return err
+		}
+		col++
+	}
+	for i := range tb.vals {
+		c := &tb.vals[i]
+		var err error
+		if lo.sigs[i].integer {
+			err = writeColumn(pw, col, p.int64s(&c.ints, col))
+		} else {
+			err = writeColumn(pw, col, p.float64s(&c.floats, col))
+		}
+		if err != nil {
+			return err
+		}
+		col++
+		if lo.sigs[i].labelled {
+			if err := writeColumn(pw, col, p.strs(&c.label, col)); err != nil {
+				return err
+			}
+			col++
+		}
+		c.ints.v, c.ints.valid = c.ints.v[:0], c.ints.valid[:0]
+		c.floats.v, c.floats.valid = c.floats.v[:0], c.floats.valid[:0]
+		c.label.v, c.label.valid = c.label.v[:0], c.label.valid[:0]
+	}
+	if err := pw.Flush(); err != nil {
+		return err
+	}
+	w.buffered -= int64(tb.n) * lo.rowSize
+	tb.n = 0
+	tb.time.v, tb.id.v, tb.sa.v = tb.time.v[:0], tb.id.v[:0], tb.sa.v[:0]
+	tb.wrote = true
+	return nil
+}
+
+// Rows returns the rows written so far; Truncated the values left out
+// (null) because their signal did not fit in a short frame.
+func (w *Writer) Rows() int64    { return w.rows }
+func (w *Writer) Truncated() int { return w.trunc }
+
+// Files returns the files Commit made visible.
+func (w *Writer) Files() int { return w.files }
+
+// Commit writes every table of the input to the end and renames each
+// file to its name, <bus>-<input>.parquet in its partition directory,
+// replacing the file of an earlier run on the same input. input is
+// a hash of the input's content.
+func (w *Writer) Commit(input string) error {
+	for _, tb := range w.order {
+		if err := w.flush(tb); err != nil {
+			return err
+		}
+		setMeta(tb.pw, map[string]string{MetaDBC: w.lake.cfg.DBC, MetaInput: input,
+			MetaMessage: tb.key.msg.Name, MetaBus: tb.key.bus})
+		if err := tb.pw.Close(); err != nil {
+			return err
+		}
+		if err := tb.out.Flush(); err != nil {
+			return err
+		}
+	}
+	// Each file is on disk before it gets its name, so that not even a
+	// crash of the machine leaves a named file cut short. A sync waits
+	// for the disk, not the CPU: the files of an input are synced at
+	// once, which lets the file system commit them together.
+	var g errgroup.Group
+	g.SetLimit(16)
+	for _, tb := range w.order {
+		g.Go(func() error {
+			if err := tb.tmp.Sync(); err != nil {
+				return err
+			}
+			return tb.tmp.Close()
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, tb := range w.order {
+		name := filepath.Join(tb.dir, escape(tb.key.bus)+"-"+input+".parquet")
+		if err := os.Rename(tb.tmp.Name(), name); err != nil {
+			return err
+		}
+		tb.tmp = nil
+		w.files++
+	}
+	w.order, w.tables, w.last = nil, map[tableKey]*table{}, nil
+	return nil
+}
+
+// Abort removes the temporary files of an input that did not decode to
+// its end; what earlier runs committed stays.
+func (w *Writer) Abort() {
+	for _, tb := range w.order {
+		if tb.tmp != nil {
+			tb.tmp.Close()
+			os.Remove(tb.tmp.Name())
+		}
+	}
+	w.order, w.tables, w.last = nil, map[tableKey]*table{}, nil
+}
+
+// escape makes a name safe as a path element and a Hive partition
+// value: letters, digits, '_', '-' and '.' (not leading) stay, anything
+// else becomes %XX, as Hive escapes it.
+func escape(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' && i > 0
+		if ok {
+			b = append(b, c)
+		} else {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		}
+	}
+	return string(b)
+}

@@ -1,0 +1,403 @@
+package lake
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/frame"
+)
+
+var (
+	carDBC  = filepath.Join("..", "..", "testdata", "yukart.dbc")
+	idleLog = filepath.Join("..", "..", "testdata", "idle.log")
+)
+
+// decodeIdle feeds the car's idle capture, decoded with its DBC, to
+// write, and returns the database.
+func decodeIdle(t testing.TB, write func(*frame.Frame, string, []decoder.Value) error) *dbc.Database {
+	t.Helper()
+	db, err := dbc.Load(carDBC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := capture.Open(idleLog, capture.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	d := decoder.New(db)
+	buf := make([]decoder.Value, 0, d.MaxSignals())
+	var f frame.Frame
+	for {
+		if err := src.Next(&f); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		_, vals := d.Decode(&f, buf)
+		if err := write(&f, src.Interface(f.Bus), vals); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return db
+}
+
+// readRows reads every row of a Parquet file, with its column names.
+func readRows(t testing.TB, name string) ([]string, []parquet.Row, map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var cols []string
+	for _, p := range pf.Schema().Columns() {
+		cols = append(cols, p[0])
+	}
+	r := parquet.NewReader(pf)
+	var rows []parquet.Row
+	buf := make([]parquet.Row, 64)
+	for {
+		n, err := r.ReadRows(buf)
+		for _, row := range buf[:n] {
+			rows = append(rows, row.Clone())
+		}
+		if err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := map[string]string{}
+	for _, kv := range pf.Metadata().KeyValueMetadata {
+		meta[kv.Key] = kv.Value
+	}
+	return cols, rows, meta
+}
+
+// stat is what a query engine would compute per signal.
+type stat struct {
+	n   int
+	sum float64
+}
+
+func TestLong(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "values.parquet")
+	f, err := os.Create(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLong(f, map[string]string{"candec.dbc": "x"})
+	l.rows = 1000 // several row groups
+	want := map[string]stat{}
+	labels, j1939 := 0, 0
+	decodeIdle(t, func(fr *frame.Frame, iface string, vals []decoder.Value) error {
+		for i := range vals {
+			v := &vals[i]
+			if x, nf := number(v); nf == "" && v.Flags&decoder.Truncated == 0 {
+				s := want[v.Signal.FullName()]
+				want[v.Signal.FullName()] = stat{s.n + 1, s.sum + x}
+			}
+			if _, ok := label(v); ok {
+				labels++
+			}
+			if v.Flags&(decoder.J1939|decoder.Truncated) == decoder.J1939 {
+				j1939++
+			}
+		}
+		return l.Write(fr, iface, vals)
+	})
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	cols, rows, meta := readRows(t, name)
+	wantCols := []string{"time", "bus", "id", "sa", "message", "signal", "value", "nonfinite", "unit", "label", "oor"}
+	if !equal(cols, wantCols) {
+		t.Fatalf("columns %q, want %q", cols, wantCols)
+	}
+	if len(rows) != l.Lines() {
+		t.Fatalf("got %d rows, want %d", len(rows), l.Lines())
+	}
+	if meta["candec.dbc"] != "x" {
+		t.Errorf("metadata %v, want candec.dbc x", meta)
+	}
+	got := map[string]stat{}
+	gotLabels, gotSA := 0, 0
+	for _, row := range rows {
+		if row[lTime].Int64() == 0 || string(row[lBus].ByteArray()) != "can0" {
+			t.Fatalf("row %v: want a time and bus can0", row)
+		}
+		if !row[lSA].IsNull() {
+			gotSA++
+		}
+		if !row[lLabel].IsNull() {
+			gotLabels++
+		}
+		if row[lValue].IsNull() {
+			continue
+		}
+		k := string(row[lMessage].ByteArray()) + "." + string(row[lSignal].ByteArray())
+		s := got[k]
+		got[k] = stat{s.n + 1, s.sum + row[lValue].Double()}
+	}
+	compareStats(t, got, want)
+	// Row groups are encoded concurrently: the file is the same on
+	// every run.
+	first, _ := os.ReadFile(name)
+	for range 3 {
+		var b bytes.Buffer
+		l := NewLong(&b, map[string]string{"candec.dbc": "x"})
+		l.rows = 1000
+		decodeIdle(t, l.Write)
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(b.Bytes(), first) {
+			t.Fatal("two writes of the same values differ")
+		}
+	}
+	if gotSA != j1939 {
+		t.Errorf("got %d rows with sa, want %d (the J1939 values)", gotSA, j1939)
+	}
+	if gotLabels != labels || labels == 0 {
+		t.Errorf("got %d labels, want %d (more than 0)", gotLabels, labels)
+	}
+}
+
+func compareStats(t *testing.T, got, want map[string]stat) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("got %d signals, want %d", len(got), len(want))
+	}
+	for k, w := range want {
+		g := got[k]
+		if g.n != w.n || math.Abs(g.sum-w.sum) > 1e-6*math.Max(1, math.Abs(w.sum)) {
+			t.Errorf("%s: got count %d sum %g, want %d %g", k, g.n, g.sum, w.n, w.sum)
+		}
+	}
+}
+
+func equal(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// writeLake decodes the idle capture into a lake at dir and returns
+// the per-signal stats of the decoded values.
+func writeLake(t *testing.T, cfg Config) map[string]stat {
+	t.Helper()
+	lk, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := lk.NewWriter()
+	want := map[string]stat{}
+	decodeIdle(t, func(fr *frame.Frame, iface string, vals []decoder.Value) error {
+		for i := range vals {
+			v := &vals[i]
+			if v.Flags&decoder.Truncated == 0 && matches(cfg.Signals, v.Signal) {
+				s := want[v.Signal.FullName()]
+				want[v.Signal.FullName()] = stat{s.n + 1, s.sum + decoder.Tidy(v)}
+			}
+		}
+		return w.Write(fr, iface, vals)
+	})
+	if err := w.Commit("0123456789abcdef"); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+func lakeFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".parquet" {
+			files = append(files, p)
+		}
+		if err == nil && !d.IsDir() && filepath.Ext(p) == ".tmp" {
+			t.Errorf("temporary file %s left", p)
+		}
+		return nil
+	})
+	sort.Strings(files)
+	return files
+}
+
+// TestLake writes the idle capture as a lake and reads every table
+// back: a file per message under message=…/date=…/, the columns time,
+// bus, id and one per signal (int64 for exact signals, float64 else, a
+// _label column where the signal has a value table), nulls where the
+// multiplexer selected another group, and the sums of every signal.
+func TestLake(t *testing.T) {
+	for _, cfg := range []Config{
+		{DBC: "sha256:1", RowGroupRows: 500},
+		// A small memory bound: the largest table is written early, often.
+		{DBC: "sha256:1", MemoryBytes: 20000},
+	} {
+		cfg.Dir = filepath.Join(t.TempDir(), "lake")
+		checkLake(t, cfg)
+	}
+}
+
+func checkLake(t *testing.T, cfg Config) {
+	dir := cfg.Dir
+	want := writeLake(t, cfg)
+	files := lakeFiles(t, dir)
+	if len(files) == 0 {
+		t.Fatal("no files")
+	}
+	got := map[string]stat{}
+	sawNull := false
+	for _, name := range files {
+		rel, _ := filepath.Rel(dir, name)
+		msg := filepath.Base(filepath.Dir(filepath.Dir(rel)))[len("message="):]
+		if d := filepath.Base(filepath.Dir(rel)); d != "date=2026-10-09" {
+			t.Errorf("%s: partition %s, want date=2026-10-09", rel, d)
+		}
+		if b := filepath.Base(rel); b != "can0-0123456789abcdef.parquet" {
+			t.Errorf("%s: file name %s", rel, b)
+		}
+		cols, rows, meta := readRows(t, name)
+		if meta[MetaMessage] != msg || meta[MetaDBC] != "sha256:1" || meta[MetaBus] != "can0" {
+			t.Errorf("%s: metadata %v", rel, meta)
+		}
+		if !equal(cols[:3], []string{"time", "bus", "id"}) {
+			t.Fatalf("%s: columns %q", rel, cols)
+		}
+		pf := openFile(t, name)
+		for c, leaf := range pf.Schema().Fields()[3:] {
+			col := c + 3
+			for _, row := range rows {
+				v := row[col]
+				if v.IsNull() {
+					if msg == "BMS_CellVoltages" {
+						sawNull = true
+					}
+					continue
+				}
+				k := msg + "." + leaf.Name()
+				switch leaf.Type().Kind() {
+				case parquet.Int64:
+					s := got[k]
+					got[k] = stat{s.n + 1, s.sum + float64(v.Int64())}
+				case parquet.Double:
+					s := got[k]
+					got[k] = stat{s.n + 1, s.sum + v.Double()}
+				}
+			}
+		}
+	}
+	compareStats(t, got, want)
+	if !sawNull {
+		t.Error("no null in the multiplexed BMS_CellVoltages table")
+	}
+	// A label column per signal with a value table, typed by the rule.
+	pf := openFile(t, filepath.Join(dir, "message=MCU_MotorStatus", "date=2026-10-09", "can0-0123456789abcdef.parquet"))
+	types := map[string]parquet.Kind{}
+	for _, f := range pf.Schema().Fields() {
+		types[f.Name()] = f.Type().Kind()
+	}
+	if types["MOT_Direction"] != parquet.Int64 || types["MOT_Direction_label"] != parquet.ByteArray || types["MOT_Torque"] != parquet.Double {
+		t.Errorf("MCU_MotorStatus columns %v: want MOT_Direction int64 with MOT_Direction_label, MOT_Torque double", types)
+	}
+}
+
+func openFile(t *testing.T, name string) *parquet.File {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pf
+}
+
+// TestLakeRerun pins the re-run rule: the same input and DBC replace
+// their files byte for byte (no rows twice); another DBC or other
+// signals are refused; a directory that is no lake is refused.
+func TestLakeRerun(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lake")
+	cfg := Config{Dir: dir, DBC: "sha256:1"}
+	writeLake(t, cfg)
+	first := lakeFiles(t, dir)
+	b1, _ := os.ReadFile(first[0])
+	writeLake(t, cfg)
+	second := lakeFiles(t, dir)
+	b2, _ := os.ReadFile(second[0])
+	if !equal(first, second) || !bytes.Equal(b1, b2) {
+		t.Errorf("a re-run changed the lake: %d files then %d", len(first), len(second))
+	}
+	for _, c := range []Config{{Dir: dir, DBC: "sha256:2"}, {Dir: dir, DBC: "sha256:1", Signals: []string{"MOT_*"}}} {
+		if _, err := Open(c); !errors.Is(err, ErrMixed) {
+			t.Errorf("Open(%+v): got %v, want ErrMixed", c, err)
+		}
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "notes.txt"), []byte("x"), 0o644)
+	if _, err := Open(Config{Dir: other}); !errors.Is(err, ErrNotLake) {
+		t.Errorf("Open on a directory with other files: got %v, want ErrNotLake", err)
+	}
+}
+
+// TestLakeAbort checks that an aborted input leaves no file, even one
+// whose row groups were already written.
+func TestLakeAbort(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lake")
+	lk, err := Open(Config{Dir: dir, RowGroupRows: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := lk.NewWriter()
+	decodeIdle(t, w.Write)
+	w.Abort()
+	if files := lakeFiles(t, dir); len(files) != 0 {
+		t.Errorf("files after Abort: %q", files)
+	}
+}
+
+func TestIntegerColumn(t *testing.T) {
+	for _, c := range []struct {
+		s    dbc.Signal
+		want bool
+	}{
+		{dbc.Signal{Length: 8, Factor: 1}, true},
+		{dbc.Signal{Length: 16, Signed: true, Factor: 2, Offset: -40}, true},
+		{dbc.Signal{Length: 8, Factor: 0.5}, false},
+		{dbc.Signal{Length: 8, Factor: 1, Offset: 0.5}, false},
+		{dbc.Signal{Length: 32, Type: dbc.Float32, Factor: 1}, false},
+		{dbc.Signal{Length: 64, Factor: 1}, false},               // unsigned 64-bit: beyond int64
+		{dbc.Signal{Length: 62, Factor: 1}, true},                // 2^62-1 fits
+		{dbc.Signal{Length: 40, Factor: 1 << 30}, false},         // scaled beyond int64
+		{dbc.Signal{Length: 64, Signed: true, Factor: 1}, false}, // kept safe of the edge
+	} {
+		if got := IntegerColumn(&c.s); got != c.want {
+			t.Errorf("IntegerColumn(%+v) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
