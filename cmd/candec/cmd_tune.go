@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -43,8 +44,8 @@ func runTune(ctx context.Context, e env, args []string) error {
 	if *top < 0 {
 		return &exitError{2, fmt.Errorf("tune: --top must be 0 (all signals) or more, got %d", *top)}
 	}
-	if !(*budget > 0) {
-		return &exitError{2, fmt.Errorf("tune: --budget must be more than 0 deliveries/s, got %g", *budget)}
+	if !(*budget > 0) || math.IsInf(*budget, 1) {
+		return &exitError{2, fmt.Errorf("tune: --budget must be a number of deliveries/s more than 0, got %g", *budget)}
 	}
 	dbcFiles := strings.Split(*dbcs, ",")
 	inputs := append([]string{fs.Arg(0), *policy}, dbcFiles...)

@@ -160,7 +160,9 @@ func TestTuneSVG(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--budget", "0"}, "tune: --budget must be more than 0 deliveries/s, got 0"},
+		{[]string{"--budget", "0"}, "tune: --budget must be a number of deliveries/s more than 0, got 0"},
+		{[]string{"--budget", "+Inf"}, "tune: --budget must be a number of deliveries/s more than 0, got +Inf"},
+		{[]string{"--budget", "NaN"}, "tune: --budget must be a number of deliveries/s more than 0, got NaN"},
 		{[]string{"--svg", "-"}, "tune: --svg wants a file"},
 		{[]string{"--svg", filepath.Join(dir, "tune.gif")}, "tune: --svg: chart: unknown picture format"},
 		{[]string{"--policy", policy, "--svg", policy}, "outfile: the output is an input"},
