@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"math"
 	"sort"
-	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -234,7 +233,7 @@ func addPoints(p *plot.Plot, xy plotter.XYs, name string, i int, shape draw.Glyp
 func LatencyChart(s Summary) *plot.Plot {
 	p := chart.New("Envelope latency per scenario, frame timestamp to subscriber", "latency (ms, log scale)", "")
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = logTicks{}
+	p.X.Tick.Marker = chart.LogTicks{}
 	n := len(s.Rows)
 	var p50, p99 plotter.XYs
 	names := make([]string, n)
@@ -364,7 +363,7 @@ func DeliveriesChart(s Summary, sc *Scale) *plot.Plot {
 	}
 	p.NominalY(names...)
 	p.Y.Padding = vg.Points(6)
-	p.X.Tick.Marker = thousandsTicks{}
+	p.X.Tick.Marker = chart.ThousandsTicks{}
 	chart.LegendAt(p, false, false)
 	p.Add(plotter.NewGrid())
 	return p
@@ -376,47 +375,4 @@ func subscribers(s Summary) int {
 		return s.Rows[0].Median.EnvelopeSubscribers
 	}
 	return 5
-}
-
-// logTicks marks each power of ten and 2 and 5 between, labelled as
-// plain numbers ("2", "50", "1,000"), which a reader takes in faster
-// than gonum's default 10^n.
-type logTicks struct{}
-
-func (logTicks) Ticks(lo, hi float64) []plot.Tick {
-	var out []plot.Tick
-	// Over more than three decades, 2 and 5 are marked but unlabelled:
-	// their labels would run into each other.
-	wide := math.Log10(hi/lo) > 3
-	for e := math.Floor(math.Log10(lo)); e <= math.Ceil(math.Log10(hi)); e++ {
-		for _, m := range []float64{1, 2, 5} {
-			v := m * math.Pow(10, e)
-			if v < lo*0.999 || v > hi*1.001 {
-				continue
-			}
-			t := plot.Tick{Value: v}
-			if m == 1 || !wide {
-				t.Label = numfmt.Thousands(v)
-				if v < 1 {
-					t.Label = strconv.FormatFloat(v, 'g', -1, 64)
-				}
-			}
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// thousandsTicks are gonum's default ticks labelled with thousands
-// separators ("25,000", not "25000.00").
-type thousandsTicks struct{}
-
-func (thousandsTicks) Ticks(lo, hi float64) []plot.Tick {
-	ts := plot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = numfmt.Thousands(ts[i].Value)
-		}
-	}
-	return ts
 }

@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/chart"
+	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/tune"
 	"github.com/yukart/candec/pipeline"
 )
@@ -22,6 +27,8 @@ func runTune(ctx context.Context, e env, args []string) error {
 	window := fs.Bool("window", false, "also count the window stream's messages")
 	asJSON := fs.Bool("json", false, "write the report as JSON")
 	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines instead of stopping")
+	svg := fs.String("svg", "", "also draw the envelopes/s per signal, before and after the policy, to `FILE` (.svg or .png)")
+	budget := fs.Float64("budget", tune.ComfortableDeliveriesPerS, "deliveries/s `N` the broker may take, drawn with --svg; the default is the report's comfortable limit")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -37,7 +44,25 @@ func runTune(ctx context.Context, e env, args []string) error {
 	if *top < 0 {
 		return &exitError{2, fmt.Errorf("tune: --top must be 0 (all signals) or more, got %d", *top)}
 	}
-	db, err := dbc.Load(strings.Split(*dbcs, ",")...)
+	if !(*budget > 0) || math.IsInf(*budget, 1) {
+		return &exitError{2, fmt.Errorf("tune: --budget must be a number of deliveries/s more than 0, got %g", *budget)}
+	}
+	dbcFiles := strings.Split(*dbcs, ",")
+	inputs := append([]string{fs.Arg(0), *policy}, dbcFiles...)
+	var format chart.Format
+	if *svg != "" {
+		if *svg == "-" {
+			return &exitError{2, errors.New("tune: --svg wants a file: the report goes to standard output")}
+		}
+		var err error
+		if format, err = chart.FormatOf(*svg); err != nil {
+			return &exitError{2, fmt.Errorf("tune: --svg: %w", err)}
+		}
+		if err := outfile.CheckNotInput(*svg, inputs...); err != nil {
+			return &exitError{2, fmt.Errorf("tune: %w", err)}
+		}
+	}
+	db, err := dbc.Load(dbcFiles...)
 	if err != nil {
 		return err
 	}
@@ -58,15 +83,42 @@ func runTune(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	name := "default"
+	if pol != nil {
+		name = pol.Name()
+	}
+	if *svg != "" {
+		cc := tune.ChartConfig{Budget: *budget}
+		if pol != nil {
+			cc.Policy = filepath.Base(name)
+		}
+		if err := writeTuneChart(e, rep, *svg, format, inputs, cc); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	name := "default"
-	if pol != nil {
-		name = pol.Name()
-	}
 	fmt.Fprintf(e.stdout, "policy: %s   DBC: %s\n", name, *dbcs)
 	return rep.WriteText(e.stdout, *top)
+}
+
+// writeTuneChart draws rep to name, written aside and renamed into place.
+func writeTuneChart(e env, rep *tune.Report, name string, format chart.Format, inputs []string, cfg tune.ChartConfig) error {
+	w, err := outfile.Create(name, e.stdout, inputs...)
+	if err != nil {
+		return fmt.Errorf("tune: %w", err)
+	}
+	defer w.Abort()
+	c, width, height := rep.Chart(cfg)
+	if err := chart.Write(w, c, width, height, format); err != nil {
+		return fmt.Errorf("tune: write %s: %w", name, err)
+	}
+	if err := w.Commit(); err != nil {
+		return fmt.Errorf("tune: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "wrote %s\n", name)
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yukart/candec/internal/chart/charttest"
 	"github.com/yukart/candec/internal/realdata"
 )
 
@@ -127,5 +128,56 @@ func TestTuneClockLine(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestTuneSVG: --svg draws the chart beside the text report, written
+// whole or not at all; a bad budget, a picture of an unknown format and
+// an output that is an input are refused before anything is read.
+func TestTuneSVG(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "tune.svg")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), env{nil, &stdout, &stderr}, []string{"tune", "--dbc", "../../testdata/yukart.dbc",
+		"--policy", "../../benchmarks/policies/cap-20hz.yaml", "--budget", "10000", "--svg", out, "../../testdata/idle.log"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "deliveries/s to 5 all-signal subscribers") {
+		t.Errorf("no text report with --svg:\n%s", stdout.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charttest.Check(t, b, "Envelopes/s per signal, before and after the policy cap-20hz.yaml", "budget: 10,000 deliveries/s")
+
+	policy := filepath.Join(dir, "policy.svg") // a policy misnamed, or a slip of the keyboard
+	if err := os.WriteFile(policy, []byte("defaults:\n  max_rate: 20\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--budget", "0"}, "tune: --budget must be a number of deliveries/s more than 0, got 0"},
+		{[]string{"--budget", "+Inf"}, "tune: --budget must be a number of deliveries/s more than 0, got +Inf"},
+		{[]string{"--budget", "NaN"}, "tune: --budget must be a number of deliveries/s more than 0, got NaN"},
+		{[]string{"--svg", "-"}, "tune: --svg wants a file"},
+		{[]string{"--svg", filepath.Join(dir, "tune.gif")}, "tune: --svg: chart: unknown picture format"},
+		{[]string{"--policy", policy, "--svg", policy}, "outfile: the output is an input"},
+	} {
+		args := append(append([]string{"tune", "--dbc", "../../testdata/yukart.dbc"}, tt.args...), "../../testdata/idle.log")
+		var out bytes.Buffer
+		err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, args)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 {
+			t.Errorf("tune %s: %v (exit %d), want exit 2 and an error containing %q", strings.Join(tt.args, " "), err, exitCode(err), tt.want)
+		}
+		if out.Len() != 0 {
+			t.Errorf("tune %s wrote a report:\n%s", strings.Join(tt.args, " "), out.String())
+		}
+	}
+	if b, _ := os.ReadFile(policy); string(b) != "defaults:\n  max_rate: 20\n" {
+		t.Errorf("the policy was overwritten: %q", b)
 	}
 }

@@ -11,4 +11,12 @@
 // the service: frames with implausible timestamps are dropped and
 // counted, joined captures are discontinuities, and the duration the
 // rates are per is the time the clock covered, jumps left out.
+//
+// # The chart
+//
+// Report.Chart draws the same figures for a person: each signal's
+// envelopes/s before the policy (ValuesPerS: every decoded value, as a
+// decoder without a policy would publish it) and after, and the
+// deliveries/s they add up to against a budget, by default the report's
+// comfortable ComfortableDeliveriesPerS.
 package tune

@@ -87,10 +87,18 @@ type Report struct {
 	// WindowDeliveriesPerS their deliveries, when Config.Window is set.
 	WindowsPerS          float64 `json:"windows_per_s,omitempty"`
 	WindowDeliveriesPerS float64 `json:"window_deliveries_per_s,omitempty"`
+	// ValuesPerS is what a decoder without a policy would publish: an
+	// envelope for every decoded value of every signal, uncapped. It is
+	// the "before" the policy's EnvelopesPerS is compared with.
+	ValuesPerS float64 `json:"values_per_s"`
 	// ByKind counts envelopes per second by why they were published.
 	ByKind map[string]float64 `json:"envelopes_per_s_by_kind"`
 	// Signals are the published signals, costliest first.
 	Signals []Signal `json:"signals"`
+	// Unpublished are the signals the policy leaves out that frames
+	// carried, most frequent first: a decoder without a policy would
+	// have published them too.
+	Unpublished []Signal `json:"unpublished_signals,omitempty"`
 }
 
 // Analyze runs every frame of src through the pipeline engine, as
@@ -166,9 +174,19 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 	topics := eng.Topics()
 	var total uint64
 	ti := 0
+	var values uint64
 	for _, s := range cfg.DB.Signals {
+		values += seen[s.Index]
 		p := eng.Policy(s)
 		if !p.Publish {
+			if seen[s.Index] > 0 {
+				rep.Unpublished = append(rep.Unpublished, Signal{
+					Name:        s.FullName(),
+					FramesPerS:  float64(seen[s.Index]) / secs,
+					ChangesPerS: float64(changes[s.Index]) / secs,
+					Policy:      Describe(p),
+				})
+			}
 			continue
 		}
 		topic := ""
@@ -187,6 +205,7 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 		})
 	}
 	rep.EnvelopesPerS = float64(total) / secs
+	rep.ValuesPerS = float64(values) / secs
 	rep.DeliveriesPerS = rep.EnvelopesPerS * float64(cfg.Subscribers)
 	if cfg.Window {
 		rep.WindowsPerS = float64(windows) / secs
@@ -198,6 +217,7 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 		}
 	}
 	sort.SliceStable(rep.Signals, func(i, j int) bool { return rep.Signals[i].EnvelopesPerS > rep.Signals[j].EnvelopesPerS })
+	sort.SliceStable(rep.Unpublished, func(i, j int) bool { return rep.Unpublished[i].FramesPerS > rep.Unpublished[j].FramesPerS })
 	return rep, nil
 }
 
