@@ -26,15 +26,16 @@ func NewAttempts() *Attempts { return &Attempts{refused: make(chan struct{})} }
 // Record notes a failed attempt; it is Config.OnConnectError.
 func (a *Attempts) Record(err error) {
 	a.last.Store(err)
-	if Refusal(err) != nil {
+	if Final(err) != nil {
 		a.once.Do(func() { close(a.refused) })
 	}
 }
 
 // Await waits until cm, a connection to url, is up, at most timeout. Its
-// error names the URL and says why not: at once, the broker's refusal
-// of the client (Refusal: a wrong password will not get better with
-// retrying); after timeout, the last attempt's error.
+// error names the URL and says why not: at once, an attempt that would
+// fail the same way again (Final: the broker's refusal of the client, a
+// wrong password, a certificate either side refuses); after timeout,
+// the last attempt's error.
 func (a *Attempts) Await(ctx context.Context, cm *autopaho.ConnectionManager, url string, timeout time.Duration) error {
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -52,6 +53,12 @@ func (a *Attempts) Await(ctx context.Context, cm *autopaho.ConnectionManager, ur
 	last, _ := a.last.Load().(error)
 	if r, ok := Refusal(last).(*refusedError); ok {
 		return &refusedError{why: url + " refused the connection: " + r.why, url: true}
+	}
+	if Final(last) != nil {
+		if inner := errors.Unwrap(last); inner != nil {
+			last = inner
+		}
+		return fmt.Errorf("no connection to %s: %w", url, last)
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("stopped before %s accepted the connection", url)

@@ -32,9 +32,18 @@
 // password, which the child reads from CANDEC_PASSWORD. Settings.Dial and Settings.TLSConfig
 // serve a client that speaks MQTT itself (the bench's subscribers).
 //
-// Attempts.Await waits for a first connection. A broker that refuses the
-// client (a wrong password: CONNACK 0x86, or 0x87 from mosquitto;
-// Refusal) ends the wait at once: retrying would only be refused again.
+// Attempts.Await waits for a first connection. An attempt that would
+// fail the same way again (Final) ends the wait at once: a broker that
+// refuses the client (a wrong password: CONNACK 0x86, or 0x87 from
+// mosquitto; Refusal), a broker certificate the CA file does not vouch
+// for, a broker that refuses the client's certificate or asked for one
+// the client has not got (ErrNoClientCert: with TLS 1.3 that shows only
+// as an alert or a reset after the handshake, so Dial notes the
+// broker's request to name the cause).
+//
+// Publisher.Confirm publishes once at QoS 1: a broker drops a QoS 0
+// message the user may not publish without a word, and the PUBACK of a
+// QoS 1 one says so (ErrPublishRefused, 0x87 not authorized).
 //
 // # URLs
 //

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
@@ -38,6 +39,10 @@ var (
 	// ErrRefused: the broker refused the client for a reason another
 	// attempt will not change (see Refusal).
 	ErrRefused = errors.New("mqttclient: the broker refused the connection")
+	// ErrNoClientCert: the broker asked for a client certificate, the
+	// client had none to give, and the broker closed the connection
+	// before it answered.
+	ErrNoClientCert = errors.New("mqttclient: the broker asked for a client certificate and none was given (cert_file and key_file)")
 )
 
 // refusals are the CONNACK reason codes (MQTT v5, 3.2.2.2) that refuse
@@ -301,14 +306,100 @@ func Dial(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, error)
 		// header and payload in one writev; a wrapper would split them.
 		return c, nil
 	}
+	// A broker that requires a client certificate (mosquitto's
+	// require_certificate) refuses a client without one only after the
+	// client's side of a TLS 1.3 handshake is over: the client learns it
+	// as an alert or a reset on its first read or write. Noting whether
+	// the broker asked for one lets those errors say what is missing.
+	var asked atomic.Bool
+	if len(tlsCfg.Certificates) == 0 && tlsCfg.GetClientCertificate == nil {
+		tlsCfg = tlsCfg.Clone()
+		tlsCfg.GetClientCertificate = func(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+			asked.Store(true)
+			return &tls.Certificate{}, nil // none: the broker decides
+		}
+	}
 	tc := tls.Client(c, tlsCfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		c.Close()
+		if asked.Load() {
+			err = fmt.Errorf("%w: %w", ErrNoClientCert, err)
+		}
 		return nil, fmt.Errorf("mqttclient: TLS handshake with %s: %w", u.Host, err)
+	}
+	var conn net.Conn = tc
+	if asked.Load() {
+		conn = &certlessConn{Conn: tc}
 	}
 	// paho writes a packet as several buffers; over TLS they are separate
 	// writes, which the lock keeps together.
-	return packets.NewThreadSafeConn(tc), nil
+	return packets.NewThreadSafeConn(conn), nil
+}
+
+// certlessConn is a TLS connection on which the broker asked for a
+// client certificate that the client did not have. Until the broker
+// has sent a byte, it has not accepted the handshake, and a failed read
+// or write is most likely its refusal: the error then wraps
+// ErrNoClientCert as well.
+type certlessConn struct {
+	net.Conn
+	answered atomic.Bool
+}
+
+func (c *certlessConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.answered.Store(true)
+	}
+	return n, c.explain(err)
+}
+
+func (c *certlessConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	return n, c.explain(err)
+}
+
+func (c *certlessConn) explain(err error) error {
+	if err == nil || c.answered.Load() {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrNoClientCert, err)
+}
+
+// Final returns an error when err, a failed attempt
+// (Config.OnConnectError), will fail again the same way however often
+// it is tried with the same settings: the broker refusing the client
+// (Refusal), the client refusing the broker's certificate (a wrong CA
+// file, a certificate for another host), the broker refusing the
+// client's certificate or its lack of one. Otherwise it returns nil.
+// A command waiting for its first connection stops at once on such an
+// error; the service, which runs for days, keeps trying, since the
+// broker's configuration may change.
+func Final(err error) error {
+	if r := Refusal(err); r != nil {
+		return r
+	}
+	var (
+		unknownCA x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		verify    *tls.CertificateVerificationError
+		op        *net.OpError
+	)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrNoClientCert),
+		errors.As(err, &unknownCA), errors.As(err, &hostname),
+		errors.As(err, &invalid), errors.As(err, &verify):
+		return err
+	case errors.As(err, &op) && op.Op == "remote error" && strings.Contains(op.Err.Error(), "certificate"):
+		// A TLS alert from the broker about the client's certificate
+		// (bad certificate, unknown CA, expired, …); crypto/tls gives
+		// its type no name outside the package.
+		return err
+	}
+	return nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {

@@ -2,6 +2,8 @@ package mqttclient
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
@@ -34,4 +36,39 @@ func (p *Publisher) Publish(ctx context.Context, payload []byte) error {
 	_, err := p.cm.Publish(ctx, &p.pub)
 	p.pub.Payload = nil
 	return err
+}
+
+// ErrPublishRefused: the broker answered a QoS 1 publish with a failure
+// reason code; 0x87, not authorized, is a missing write right in its
+// ACL.
+var ErrPublishRefused = errors.New("mqttclient: the broker refused the publish")
+
+// pubackReasons name the PUBACK failure codes (MQTT v5, 3.4.2.1) a
+// publisher can do something about.
+var pubackReasons = map[byte]string{
+	0x87: "not authorized: the user may not write this topic (the broker's ACL)",
+	0x90: "topic name invalid",
+	0x97: "quota exceeded",
+	0x99: "payload format invalid",
+}
+
+// Confirm publishes payload once at QoS 1, whatever the publisher's
+// QoS, and returns an error wrapping ErrPublishRefused when the broker
+// refuses it. A broker drops a QoS 0 message the client may not publish
+// without a word (mosquitto does), so a QoS 0 publisher learns whether
+// it may write its topic only from one message at QoS 1. payload may be
+// reused once Confirm returns.
+func (p *Publisher) Confirm(ctx context.Context, payload []byte) error {
+	pub := p.pub
+	pub.QoS = 1
+	pub.Payload = append([]byte(nil), payload...) // paho keeps it for a retransmission
+	resp, err := p.cm.Publish(ctx, &pub)
+	if resp == nil || resp.ReasonCode < 0x80 {
+		return err
+	}
+	why, ok := pubackReasons[resp.ReasonCode]
+	if !ok {
+		why = "refused"
+	}
+	return fmt.Errorf("%w on %s: %s (PUBACK reason code 0x%02X)", ErrPublishRefused, pub.Topic, why, resp.ReasonCode)
 }

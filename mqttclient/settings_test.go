@@ -1,9 +1,13 @@
 package mqttclient
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"net"
 	"reflect"
 	"strings"
 	"testing"
@@ -165,6 +169,29 @@ func TestRefusal(t *testing.T) {
 			t.Errorf("Refusal(%v) = %v, want nil: another attempt may work", tc.err, got)
 		case tc.want != "" && (got == nil || !errors.Is(got, ErrRefused) || !strings.Contains(got.Error(), tc.want)):
 			t.Errorf("Refusal(%v) = %v, want an ErrRefused saying %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestFinal: what another attempt with the same settings would repeat
+// ends a command's wait at once; what may pass does not.
+func TestFinal(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		err   error
+		final bool
+	}{
+		{"refused", autopaho.NewConnackError(errors.New("x"), &paho.Connack{ReasonCode: 0x86}), true},
+		{"server unavailable", autopaho.NewConnackError(errors.New("x"), &paho.Connack{ReasonCode: 0x88}), false},
+		{"unknown CA", fmt.Errorf("handshake: %w", &tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}), true},
+		{"no client certificate", fmt.Errorf("x: %w: %w", ErrNoClientCert, io.EOF), true},
+		{"certificate alert", &net.OpError{Op: "remote error", Err: errors.New("tls: bad certificate")}, true},
+		{"other alert", &net.OpError{Op: "remote error", Err: errors.New("tls: internal error")}, false},
+		{"connection refused", &net.OpError{Op: "dial", Err: errors.New("connection refused")}, false},
+		{"nil", nil, false},
+	} {
+		if got := Final(tc.err) != nil; got != tc.final {
+			t.Errorf("%s: Final(%v) != nil is %v, want %v", tc.name, tc.err, got, tc.final)
 		}
 	}
 }

@@ -125,6 +125,8 @@ func connectCause(err error) (reason, cause string) {
 	switch {
 	case mqttclient.Refusal(err) != nil:
 		return failAuth, "the broker refused the client's credentials: check username and the password (CANDEC_PASSWORD), and that client_id is allowed"
+	case errors.Is(err, mqttclient.ErrNoClientCert):
+		return failTLS, "the broker asks for a client certificate and none was given: set cert_file and key_file"
 	case errors.As(err, &unknownCA):
 		return failTLS, "the broker's certificate is not signed by a CA in ca_file (or, without ca_file, the system's roots)"
 	case errors.As(err, &hostname):

@@ -70,14 +70,16 @@ func StartProcess(name string, o Options, exe string, args ...string) (*Process,
 }
 
 // Running returns nil while the process runs, or an error wrapping
-// ErrExited with its exit status and the end of its log.
+// ErrExited with its exit status and the last line of its log.
 func (p *Process) Running() error { return running(p.Process, p.Name, p.Log) }
 
-// running is Running of c, named name, logging to log.
+// running is Running of c, named name, logging to log. The error is
+// one line: the log's last line is where a candec command says why it
+// stopped; the rest stays in the log.
 func running(c *child.Process, name, log string) error {
 	select {
 	case <-c.Exited():
-		return fmt.Errorf("%w: %s: %v\n%s", ErrExited, name, c.Err(), Tail(log, 15))
+		return fmt.Errorf("%w: %s: %v: %s", ErrExited, name, c.Err(), Tail(log, 1))
 	default:
 		return nil
 	}

@@ -86,12 +86,26 @@ func runReplay(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("replay: %w", err)
 	}
 	mp := mqttclient.NewPublisher(cm, *topic, 0, false, "")
+	// The batches go at QoS 0, which a broker drops without a word when
+	// the user may not write the topic; the first goes at QoS 1, whose
+	// PUBACK says whether it may. A refusal ends the replay.
+	runCtx, refuse := context.WithCancelCause(ctx)
+	defer refuse(nil)
+	confirmed := false
 	// Say at once when publishing starts failing (the broker went away),
 	// rather than only in the summary at the end of a long or looping
 	// replay.
 	failing := false
 	pub := replay.PublisherFunc(func(ctx context.Context, batch []byte) error {
-		err := mp.Publish(ctx, batch)
+		var err error
+		if confirmed {
+			err = mp.Publish(ctx, batch)
+		} else if err = mp.Confirm(ctx, batch); errors.Is(err, mqttclient.ErrPublishRefused) {
+			refuse(err)
+			return err
+		} else {
+			confirmed = err == nil
+		}
 		if err != nil && !failing && !*asJSON {
 			fmt.Fprintf(e.stderr, "replay: publishing to %s fails: %v (the replay goes on, counting the lost frames)\n", settings.Broker, err)
 		}
@@ -99,11 +113,14 @@ func runReplay(ctx context.Context, e env, args []string) error {
 		return err
 	})
 	start := time.Now()
-	st, runErr := replay.Run(ctx, open, pub, replay.Options{
+	st, runErr := replay.Run(runCtx, open, pub, replay.Options{
 		Speed: *speed, Window: *window, PerFrame: *perFrame, Loop: *loop, Flood: *flood,
 	})
 	elapsed := time.Since(start)
 	disconnect(cm, 2*time.Second)
+	if cause := context.Cause(runCtx); errors.Is(cause, mqttclient.ErrPublishRefused) {
+		return fmt.Errorf("replay: %s refused the first batch: %w", settings.Broker, cause)
+	}
 
 	if runErr != nil && st.Batches == 0 {
 		// Nothing was sent: the error is the whole story.

@@ -11,6 +11,12 @@
 // reconnection. Package internal/mosquitto does the starting and
 // stopping, for the bench's broker too.
 //
+// StartSecure runs mosquitto the way the car does: a password file, a
+// TLS listener whose CA and certificates the test generates, optionally
+// requiring a client certificate (whose common name may be the user),
+// and an ACL file. The embedded broker has none of these, so those
+// tests skip without mosquitto.
+//
 // When mosquitto is not installed, Start falls back to the embedded broker
 // of package broker and says so in the test log, unless the environment
 // variable CANDEC_REQUIRE_MOSQUITTO is 1 (CI sets it), in which case the

@@ -1,6 +1,7 @@
 package brokertest
 
 import (
+	"cmp"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,6 +29,20 @@ type Secure struct {
 	// TLS makes the listener TLS, with a certificate for 127.0.0.1
 	// signed by a CA made for the test.
 	TLS bool
+	// ClientCert (which implies TLS) makes the broker require a client
+	// certificate signed by the test's CA (mosquitto's
+	// require_certificate), and writes one for the clients: its common
+	// name is User, or "client" when User is empty.
+	ClientCert bool
+	// IdentityAsUsername (with ClientCert) makes the certificate's
+	// common name the user name (use_identity_as_username): no password
+	// file, and a client without a certificate cannot connect at all.
+	IdentityAsUsername bool
+	// ACL, when not empty, is the text of the broker's ACL file (what
+	// each user may read and write: "user car" then "topic write
+	// yukart/can/raw" lines). Empty: every client may read and write
+	// every topic.
+	ACL string
 }
 
 // SecureBroker is a mosquitto started by StartSecure.
@@ -36,12 +52,19 @@ type SecureBroker struct {
 	// CAFile is the PEM certificate of the CA that signed the broker's
 	// certificate (TLS only).
 	CAFile string
+	// CertFile and KeyFile are the client certificate and key the
+	// broker accepts (ClientCert only).
+	CertFile, KeyFile string
+	// OtherCAFile is a CA that signed neither certificate: a client
+	// that trusts only it refuses the broker (TLS only).
+	OtherCAFile string
 	// Log is the broker's log.
 	Log string
 }
 
-// StartSecure starts mosquitto with a password, TLS, or both, and stops
-// it when the test ends. The embedded broker has neither, so without
+// StartSecure starts mosquitto with a password, TLS, a client
+// certificate requirement and an ACL file as s says, and stops it when
+// the test ends. The embedded broker has neither, so without
 // mosquitto (or mosquitto_passwd) the test is skipped, or fails when
 // RequireEnv is 1.
 func StartSecure(t testing.TB, s Secure) *SecureBroker {
@@ -52,7 +75,11 @@ func StartSecure(t testing.TB, s Secure) *SecureBroker {
 	}
 	dir := t.TempDir()
 	o := mosquitto.Options{Binary: exe, Dir: dir, Verbose: true}
-	if s.User != "" {
+	if s.ClientCert {
+		s.TLS = true
+		o.RequireCertificate, o.IdentityAsUsername = true, s.IdentityAsUsername
+	}
+	if s.User != "" && !s.IdentityAsUsername {
 		passwd, err := exec.LookPath("mosquitto_passwd")
 		if err != nil {
 			missing(t, "mosquitto_passwd")
@@ -62,10 +89,22 @@ func StartSecure(t testing.TB, s Secure) *SecureBroker {
 			t.Fatalf("brokertest: mosquitto_passwd: %v\n%s", err, out)
 		}
 	}
+	if s.ACL != "" {
+		o.ACLFile = filepath.Join(dir, "acl")
+		if err := os.WriteFile(o.ACLFile, []byte(s.ACL), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	b := &SecureBroker{}
 	if s.TLS {
-		b.CAFile, o.CertFile, o.KeyFile = writeCerts(t, dir)
+		ca := newCA(t, "candec test CA")
+		b.CAFile = ca.write(t, dir, "ca.pem")
 		o.CAFile = b.CAFile
+		o.CertFile, o.KeyFile = ca.issue(t, dir, "server", "127.0.0.1", true)
+		b.OtherCAFile = newCA(t, "another CA").write(t, dir, "other-ca.pem")
+		if s.ClientCert {
+			b.CertFile, b.KeyFile = ca.issue(t, dir, "client", cmp.Or(s.User, "client"), false)
+		}
 	}
 	p, err := mosquitto.Start(context.Background(), o)
 	if err != nil {
@@ -89,47 +128,74 @@ func missing(t testing.TB, what string) {
 	t.Skipf("brokertest: %s not found (the embedded broker has neither passwords nor TLS)", what)
 }
 
-// writeCerts writes a CA and a server certificate for 127.0.0.1 and
-// localhost signed by it, and returns the files: CA, certificate, key.
-func writeCerts(t testing.TB, dir string) (caFile, certFile, keyFile string) {
+// testCA is a certificate authority made for one test.
+type testCA struct {
+	cert *x509.Certificate
+	der  []byte
+	key  *ecdsa.PrivateKey
+}
+
+// serial numbers the certificates of a test binary, so that no two of
+// one CA share one.
+var serial atomic.Int64
+
+func newCA(t testing.TB, name string) *testCA {
 	t.Helper()
-	now := time.Now()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: "candec test CA"},
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(serial.Add(1)),
+		Subject:               pkix.Name{CommonName: name},
 		NotBefore:             now.Add(-time.Hour),
 		NotAfter:              now.Add(24 * time.Hour),
 		IsCA:                  true,
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ca, err := x509.ParseCertificate(caDER)
+	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return &testCA{cert: cert, der: der, key: key}
+}
+
+// write writes the CA's certificate to dir/name and returns its path.
+func (ca *testCA) write(t testing.TB, dir, name string) string {
+	t.Helper()
+	return writePEM(t, dir, name, "CERTIFICATE", ca.der)
+}
+
+// issue writes a certificate and key signed by ca, for the server
+// (127.0.0.1 and localhost) or a client called cn, as dir/base.pem and
+// dir/base.key, and returns the two paths.
+func (ca *testCA) issue(t testing.TB, dir, base, cn string, server bool) (certFile, keyFile string) {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
+	now := time.Now()
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "127.0.0.1"},
+		SerialNumber: big.NewInt(serial.Add(1)),
+		Subject:      pkix.Name{CommonName: cn},
 		NotBefore:    now.Add(-time.Hour),
 		NotAfter:     now.Add(24 * time.Hour),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1)},
-		DNSNames:     []string{"localhost"},
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if server {
+		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
+		tmpl.DNSNames = []string{"localhost"}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,12 +203,14 @@ func writeCerts(t testing.TB, dir string) (caFile, certFile, keyFile string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(name, typ string, b []byte) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return p
+	return writePEM(t, dir, base+".pem", "CERTIFICATE", der), writePEM(t, dir, base+".key", "EC PRIVATE KEY", keyDER)
+}
+
+func writePEM(t testing.TB, dir, name, typ string, b []byte) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: b}), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	return write("ca.pem", "CERTIFICATE", caDER), write("server.pem", "CERTIFICATE", der), write("server.key", "EC PRIVATE KEY", keyDER)
+	return p
 }

@@ -389,13 +389,17 @@ func check(ctx context.Context, conn mqttclient.Settings, id string, topics Topi
 	}
 	// The broker sends the retained status when it handles the
 	// SUBSCRIBE, so before the echo of a message published after it.
-	if _, err := cm.Publish(cctx, &paho.Publish{Topic: probe, Payload: []byte("probe")}); err != nil {
-		return fmt.Errorf("demo: publish on %s: %w", url, err)
+	// At QoS 1 its PUBACK says whether the user may write the prefix
+	// (a broker drops a QoS 0 message the ACL forbids without a word).
+	if _, err := cm.Publish(cctx, &paho.Publish{Topic: probe, QoS: 1, Payload: []byte("probe")}); err != nil {
+		return fmt.Errorf("demo: publish on %s of %s: %w (may the user write the prefix's topics?)", probe, url, err)
 	}
 	select {
 	case <-probed:
 	case <-cctx.Done():
-		return fmt.Errorf("demo: %s did not echo a message on %s within %v", url, probe, timeout)
+		// mosquitto grants a SUBSCRIBE the ACL forbids, and then
+		// delivers nothing.
+		return fmt.Errorf("demo: %s did not echo a message on %s within %v (may the user read the prefix's topics?)", url, probe, timeout)
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -9,7 +9,9 @@
 // on 127.0.0.1 only, anonymous access, set_tcp_nodelay true, no
 // persistence, a log file) and starts mosquitto on a free port, or on a
 // given one to restart a broker where its clients expect it. It returns
-// once the broker accepts connections.
+// once the broker accepts connections. Options add what a secured broker
+// has: a password file, a TLS listener that may require a client
+// certificate (and take the user name from it), an ACL file.
 //
 // Without set_tcp_nodelay, Nagle's algorithm in the broker adds a 40 ms
 // tail to small messages, which is what the car team's bus bench

@@ -101,6 +101,16 @@ type Options struct {
 	// then mqtts://) with this PEM certificate and key; CAFile is the
 	// CA that signed it.
 	CAFile, CertFile, KeyFile string
+	// RequireCertificate makes the TLS listener refuse a client without
+	// a certificate signed by CAFile.
+	RequireCertificate bool
+	// IdentityAsUsername makes the client certificate's common name the
+	// user name (with RequireCertificate); the password file is then not
+	// used, and anonymous clients are refused.
+	IdentityAsUsername bool
+	// ACLFile, when set, is the broker's ACL file: what each user may
+	// read and write.
+	ACLFile string
 }
 
 // Process is a running mosquitto: PID, Exited, Err and Wait come from
@@ -178,8 +188,9 @@ func start(ctx context.Context, o Options, port int) (*Process, error) {
 }
 
 // config returns the configuration of a broker on port that logs to
-// logFile: localhost only, anonymous unless o has a password file,
-// TCP_NODELAY, no persistence, TLS when o has a certificate.
+// logFile: localhost only, anonymous unless o has a password file or
+// takes the user name from the client certificate, TCP_NODELAY, no
+// persistence, TLS when o has a certificate, o's ACL file.
 func config(port int, logFile string, root bool, o Options) string {
 	var c strings.Builder
 	fmt.Fprintf(&c, "listener %d 127.0.0.1\n", port)
@@ -188,11 +199,23 @@ func config(port int, logFile string, root bool, o Options) string {
 		if o.CAFile != "" {
 			fmt.Fprintf(&c, "cafile %s\n", o.CAFile)
 		}
+		if o.RequireCertificate {
+			c.WriteString("require_certificate true\n")
+			if o.IdentityAsUsername {
+				c.WriteString("use_identity_as_username true\n")
+			}
+		}
 	}
-	if o.PasswordFile != "" {
+	switch {
+	case o.IdentityAsUsername && o.RequireCertificate && o.CertFile != "":
+		c.WriteString("allow_anonymous false\n")
+	case o.PasswordFile != "":
 		fmt.Fprintf(&c, "allow_anonymous false\npassword_file %s\n", o.PasswordFile)
-	} else {
+	default:
 		c.WriteString("allow_anonymous true\n")
+	}
+	if o.ACLFile != "" {
+		fmt.Fprintf(&c, "acl_file %s\n", o.ACLFile)
 	}
 	c.WriteString("set_tcp_nodelay true\n")
 	c.WriteString("persistence false\n")

@@ -59,7 +59,12 @@ func TestConfig(t *testing.T) {
 		{"verbose", false, Options{Verbose: true}, []string{"log_type information\n", "log_timestamp_format %H:%M:%S\n"}, []string{"user root"}},
 		{"password", false, Options{PasswordFile: "/tmp/x/passwd"}, []string{"allow_anonymous false\n", "password_file /tmp/x/passwd\n"}, []string{"allow_anonymous true"}},
 		{"tls", false, Options{CAFile: "/c/ca.pem", CertFile: "/c/s.pem", KeyFile: "/c/s.key"},
-			[]string{"certfile /c/s.pem\n", "keyfile /c/s.key\n", "cafile /c/ca.pem\n", "allow_anonymous true\n"}, nil},
+			[]string{"certfile /c/s.pem\n", "keyfile /c/s.key\n", "cafile /c/ca.pem\n", "allow_anonymous true\n"}, []string{"require_certificate", "acl_file"}},
+		{"client certificate", false, Options{CAFile: "/c/ca.pem", CertFile: "/c/s.pem", KeyFile: "/c/s.key", RequireCertificate: true, IdentityAsUsername: true},
+			[]string{"require_certificate true\n", "use_identity_as_username true\n", "allow_anonymous false\n"}, []string{"allow_anonymous true", "password_file"}},
+		{"client certificate and password", false, Options{CAFile: "/c/ca.pem", CertFile: "/c/s.pem", KeyFile: "/c/s.key", RequireCertificate: true, PasswordFile: "/p"},
+			[]string{"require_certificate true\n", "allow_anonymous false\n", "password_file /p\n"}, []string{"use_identity_as_username"}},
+		{"acl", false, Options{PasswordFile: "/p", ACLFile: "/a/acl"}, []string{"acl_file /a/acl\n", "password_file /p\n"}, nil},
 	}
 	for _, tt := range tests {
 		c := config(18831, "/tmp/x/mosquitto.log", tt.root, tt.o)
