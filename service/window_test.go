@@ -138,13 +138,15 @@ func testWindowStreamNoLoss(t *testing.T, url string) {
 		t.Errorf("got %d windows (last seq %d), %v dropped; want every window (more than 100), none dropped", got, last, lost)
 	}
 	// Values may be coalesced when the machine is starved (the race
-	// detector, a busy CI host): a few in a hundred thousand. A held
-	// acknowledgement coalesced about half of them (9,294 of 21,000).
+	// detector, a busy CI host): a few in a hundred thousand, and up to
+	// 5 % seen at -count=20 beside other test runs on 2 cores. A held
+	// acknowledgement coalesced about half of them (9,294 of 21,000):
+	// 10 % still fails that by a factor of four.
 	sent := 0.0
 	for _, k := range []pipeline.OutKind{pipeline.KindValue, pipeline.KindTrailing, pipeline.KindHeartbeat} {
 		sent += counter(t, r.m.published[k])
 	}
-	if n := counter(t, r.m.coalesced); n > 0.02*sent {
-		t.Errorf("got %v values coalesced at QoS 1 of %v published, want at most 2 %%", n, sent)
+	if n := counter(t, r.m.coalesced); n > 0.10*sent {
+		t.Errorf("got %v values coalesced at QoS 1 of %v published, want at most 10 %%", n, sent)
 	}
 }
