@@ -53,7 +53,10 @@ func runConvert(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stderr, ", %d malformed records skipped", st.Skipped)
 	}
 	fmt.Fprintln(e.stderr)
-	if cerr != nil {
+	switch {
+	case cerr != nil && ctx.Err() != nil:
+		return fmt.Errorf("convert: %s: interrupted after %d frames, written as whole lines", in, st.Frames)
+	case cerr != nil:
 		return fmt.Errorf("convert: %s: stopped after %d frames: %w", in, st.Frames, cerr)
 	}
 	return nil
