@@ -2,119 +2,20 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io"
-	"time"
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/pipeline"
+	"github.com/yukart/candec/internal/decodejob"
 )
 
 // policyOptions are the settings of decode --policy besides the policy
 // file; the zero value is what the service does by default.
-type policyOptions struct {
-	// Template is the topic template ("" for the default).
-	Template string
-	// Window adds the window stream's messages to the output.
-	Window bool
-	// Tail lets time run on this long after the last frame (stale marks,
-	// heartbeats and trailing values as the service would publish them
-	// if the frames stopped there) before the final Flush.
-	Tail time.Duration
-	// Name is the capture as error messages name it ("" for "capture").
-	Name string
-}
+type policyOptions = decodejob.PolicyOptions
 
-// cutError ends a decode --policy whose capture was not read to its end
-// (a malformed line, a read error, an interrupt). The run ended there as
-// at the end of a capture, so the envelopes written are whole and are
-// those of the capture cut before that point: worth keeping, while the
-// error still fails the command.
-type cutError struct {
-	err   error
-	empty bool // no envelope was written
-}
-
-func (c *cutError) Error() string { return c.err.Error() }
-func (c *cutError) Unwrap() error { return c.err }
-
-// decodeWithPolicy runs the frames of src through the pipeline under the
-// policy file at policyPath ("" for the built-in default policy) with
-// pipeline.RunOffline and writes what the service would publish, one
-// "topic payload" line per message (pipeline.LineWriter). Time moves
-// only with the frames' timestamps, as in the service, so the lines are
-// the service's envelopes for the same frames (same value, ts and seq;
-// the epoch differs). A summary goes to stderr.
-//
-// A malformed line or an interrupt ends the run there, as the end of the
-// capture would: what the caps hold is published and everything is
-// written out, then a *cutError says why the capture was not read to its
-// end. A write error is a *writeError.
+// decodeWithPolicy runs the frames of src through the publishing policy
+// at policyPath ("" for the built-in one) to e.stdout, with its summary
+// on e.stderr (decodejob.RunPolicy), and gives a mistake in the options
+// exit status 2.
 func decodeWithPolicy(ctx context.Context, e env, db *dbc.Database, policyPath string, src capture.Source, opts policyOptions) error {
-	if opts.Tail < 0 {
-		return &exitError{2, fmt.Errorf("decode: --tail must be 0 or more, got %s", opts.Tail)}
-	}
-	cfg := pipeline.Config{TopicTemplate: opts.Template}
-	if policyPath != "" {
-		p, err := pipeline.LoadPolicy(policyPath)
-		if err != nil {
-			return err
-		}
-		cfg.Policies = p
-	}
-	if opts.Window {
-		cfg.Window = &pipeline.WindowConfig{}
-	}
-	name := opts.Name
-	if name == "" {
-		name = "capture"
-	}
-	lw := pipeline.NewLineWriter(e.stdout)
-	eng, err := pipeline.New(db, cfg, lw)
-	if err != nil {
-		return err
-	}
-	res, cut := pipeline.RunOffline(ctx, src, eng, pipeline.OfflineOptions{Tail: opts.Tail, Stop: lw.Err})
-	if err := lw.Flush(); err != nil {
-		return &writeError{fmt.Errorf("decode: write: %w", err)}
-	}
-	writePolicySummary(e.stderr, eng.Stats(), res.Frames, res.Span)
-	if cut == nil {
-		return nil
-	}
-	var le *capture.LineError
-	switch {
-	case errors.Is(cut, pipeline.ErrInterrupted):
-		cut = fmt.Errorf("decode %s: interrupted after %d frames: %w", name, res.Frames, ctx.Err())
-	case errors.As(cut, &le):
-		cut = fmt.Errorf("decode: %s:%d: %s: %q", name, le.Line, le.Msg, le.Text)
-	default:
-		cut = fmt.Errorf("decode %s: %w", name, cut)
-	}
-	return &cutError{err: cut, empty: lw.Lines() == 0}
-}
-
-// writePolicySummary says what the policy did: the broker's load is
-// the envelopes per second times the subscribers.
-func writePolicySummary(w io.Writer, s pipeline.Stats, frames int, span time.Duration) {
-	fmt.Fprintf(w, "%d frames (%d unknown), %d values → %d envelopes", frames, s.Unknown, s.Values, s.Total())
-	if span > 0 {
-		fmt.Fprintf(w, " (%.0f/s over %s)", float64(s.Total())/span.Seconds(), span.Round(time.Millisecond))
-	}
-	fmt.Fprint(w, ":")
-	for _, k := range pipeline.Kinds() {
-		if n := s.Published(k); n > 0 {
-			fmt.Fprintf(w, " %s %d", k, n)
-		}
-	}
-	fmt.Fprintf(w, "; suppressed: cap %d, unchanged %d", s.SuppressedCap, s.SuppressedUnchanged)
-	if s.Unpublished > 0 {
-		fmt.Fprintf(w, ", publish:false %d", s.Unpublished)
-	}
-	if c := s.ClockSummary(); c != "" {
-		fmt.Fprintf(w, "; %s", c)
-	}
-	fmt.Fprintln(w)
+	return decodeStatus(decodejob.RunPolicy(ctx, e.stdout, e.stderr, db, policyPath, src, opts))
 }

@@ -1,4 +1,4 @@
-package main
+package decodejob
 
 import (
 	"context"
@@ -11,14 +11,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/term"
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/decoder"
@@ -28,19 +26,6 @@ import (
 	"github.com/yukart/candec/internal/progress"
 	"github.com/yukart/candec/internal/valuelog"
 )
-
-// manyOptions are what a decode of several captures (or of a
-// directory, or into a lake) was asked for.
-type manyOptions struct {
-	outDir  string // the lake; "" for one output stream
-	out     string // -o, without a lake
-	format  valuelog.Format
-	parquet bool
-	jobs    int
-	skip    bool
-	globs   []string
-	inputs  []string // every input file named, which -o must not be
-}
 
 // inputFile is one capture of many: named on the command line, or found
 // in a directory named there.
@@ -108,38 +93,6 @@ func expandInputs(names []string, skip string) ([]inputFile, error) {
 	return files, nil
 }
 
-// hash identifies the DBC files of d by their contents and by which
-// interface each decodes: the lake records it, and refuses to mix two.
-func (d *dbcFlag) hash() (string, error) {
-	h := sha256.New()
-	add := func(label string, files []string) error {
-		fmt.Fprintf(h, "%s\x00%d\x00", label, len(files))
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				return fmt.Errorf("decode: %w", err)
-			}
-			fmt.Fprintf(h, "%d\x00", len(b))
-			h.Write(b)
-		}
-		return nil
-	}
-	if err := add("*", d.all); err != nil {
-		return "", err
-	}
-	ifaces := make([]string, 0, len(d.iface))
-	for k := range d.iface {
-		ifaces = append(ifaces, k)
-	}
-	slices.Sort(ifaces)
-	for _, k := range ifaces {
-		if err := add(k, d.iface[k]); err != nil {
-			return "", err
-		}
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
-
 // fileResult is what decoding one capture of many gave.
 type fileResult struct {
 	counts decodeCounts
@@ -170,8 +123,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 // manyRun is the state of a decode of many captures.
 type manyRun struct {
-	e      env
-	opts   manyOptions
+	cfg    *Config
 	sel    *busDecoders // a template: each capture gets its own (fresh)
 	files  []inputFile
 	bytes  atomic.Int64
@@ -193,7 +145,7 @@ func (m *manyRun) decodeFile(ctx context.Context, in inputFile, wantHash bool, w
 		cr.h = sha256.New()
 	}
 	defer func() { m.bytes.Add(in.size - cr.read) }() // a file read in part counts whole
-	src, err := capture.NewSource(cr, capture.Options{SkipInvalid: m.opts.skip})
+	src, err := capture.NewSource(cr, capture.Options{SkipInvalid: m.cfg.SkipInvalid})
 	if err != nil {
 		return fileResult{err: fmt.Errorf("decode %s: %w", in.path, err), noFmt: errors.Is(err, capture.ErrFormat)}
 	}
@@ -210,15 +162,15 @@ func (m *manyRun) decodeFile(ctx context.Context, in inputFile, wantHash bool, w
 }
 
 // decodeMany decodes several captures, or every capture in directories:
-// into a lake with opts.jobs captures at once, or one after the other
+// into a lake with cfg.Jobs captures at once, or one after the other
 // into one output stream (JSON lines, CSV or a long Parquet file).
-func decodeMany(ctx context.Context, e env, names []string, sel *busDecoders, opts manyOptions) error {
+func decodeMany(ctx context.Context, cfg *Config, sel *busDecoders) error {
 	start := time.Now()
-	files, err := expandInputs(names, opts.outDir)
+	files, err := expandInputs(cfg.Inputs, cfg.OutDir)
 	if err != nil {
 		return err
 	}
-	m := &manyRun{e: e, opts: opts, sel: sel, files: files}
+	m := &manyRun{cfg: cfg, sel: sel, files: files}
 	for _, f := range files {
 		m.total += f.size
 	}
@@ -227,7 +179,7 @@ func decodeMany(ctx context.Context, e env, names []string, sel *busDecoders, op
 		results []fileResult
 		written string
 	)
-	if opts.outDir != "" {
+	if cfg.OutDir != "" {
 		results, written, err = m.toLake(ctx)
 	} else {
 		results, written, err = m.toStream(ctx)
@@ -250,7 +202,7 @@ func decodeMany(ctx context.Context, e env, names []string, sel *busDecoders, op
 	if err != nil {
 		return err
 	}
-	writeSummary(e.stderr, fmt.Sprintf("%d captures", len(files)-skipped-noFmt), sel.spec, total)
+	writeSummary(cfg.Stderr, fmt.Sprintf("%d captures", len(files)-skipped-noFmt), sel.spec, total)
 	el := time.Since(start)
 	line := fmt.Sprintf("candec decode: %d captures, %d frames, %s in %.2fs (%.0f frames/s)", len(files)-skipped-noFmt, total.frames, written, el.Seconds(), float64(total.frames)/el.Seconds())
 	if noFmt > 0 {
@@ -259,7 +211,7 @@ func decodeMany(ctx context.Context, e env, names []string, sel *busDecoders, op
 	if skipped > 0 {
 		line += fmt.Sprintf("; %d captures skipped (--skip-invalid)", skipped)
 	}
-	fmt.Fprintln(e.stderr, line)
+	fmt.Fprintln(cfg.Stderr, line)
 	return nil
 }
 
@@ -271,29 +223,29 @@ func (m *manyRun) failed(i int, r fileResult) error {
 		return nil
 	}
 	in := m.files[i]
-	var werr *writeError
+	var werr *WriteError
 	switch {
 	case errors.As(r.err, &werr), errors.Is(r.err, context.Canceled), errors.Is(r.err, context.DeadlineExceeded):
 		return r.err
 	case r.noFmt && !in.named:
-		fmt.Fprintf(m.e.stderr, "candec decode: %s left out: no capture format\n", in.path)
+		fmt.Fprintf(m.cfg.Stderr, "candec decode: %s left out: no capture format\n", in.path)
 		return nil
-	case m.opts.skip:
-		fmt.Fprintf(m.e.stderr, "candec decode: %s skipped: %v\n", in.path, r.err)
+	case m.cfg.SkipInvalid:
+		fmt.Fprintf(m.cfg.Stderr, "candec decode: %s skipped: %v\n", in.path, r.err)
 		return nil
 	}
 	return r.err
 }
 
-// toLake decodes every capture into the lake, opts.jobs at once. Each
+// toLake decodes every capture into the lake, cfg.Jobs at once. Each
 // capture's files depend on that capture alone, so the lake is the same
 // byte for byte whatever the number of jobs.
 func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
-	h, err := m.sel.spec.hash()
+	h, err := m.cfg.DBCs.Hash()
 	if err != nil {
 		return nil, "", err
 	}
-	lk, err := lake.Open(lake.Config{Dir: m.opts.outDir, DBC: h, Signals: m.opts.globs})
+	lk, err := lake.Open(lake.Config{Dir: m.cfg.OutDir, DBC: h, Signals: m.cfg.Signals})
 	if err != nil {
 		return nil, "", fmt.Errorf("decode: %w", err)
 	}
@@ -305,7 +257,7 @@ func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
 		rows  int64
 	)
 	g, gctx := errgroup.WithContext(ctx)
-	for range min(m.opts.jobs, len(m.files)) {
+	for range min(m.cfg.Jobs, len(m.files)) {
 		g.Go(func() error {
 			for {
 				i := int(next.Add(1) - 1)
@@ -316,7 +268,7 @@ func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
 				r := m.decodeFile(gctx, m.files[i], true, w.Write, w.Truncated)
 				if r.err == nil {
 					if err := w.Commit(r.hash); err != nil {
-						r.err = &writeError{fmt.Errorf("decode: write lake: %w", err)}
+						r.err = &WriteError{fmt.Errorf("decode: write lake: %w", err)}
 					}
 				}
 				if r.err != nil {
@@ -346,20 +298,20 @@ func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
 // toStream decodes the captures one after the other, in order, into one
 // output: the output is the same as that of their concatenation.
 func (m *manyRun) toStream(ctx context.Context) ([]fileResult, string, error) {
-	of, err := outfile.Create(m.opts.out, m.e.stdout, m.opts.inputs...)
+	of, err := outfile.Create(m.cfg.Out, m.cfg.Stdout, m.cfg.inputs()...)
 	if err != nil {
 		return nil, "", fmt.Errorf("decode: %w", err)
 	}
 	defer of.Abort()
 	var sink valueSink
-	if m.opts.parquet {
-		h, err := m.sel.spec.hash()
+	if m.cfg.Parquet {
+		h, err := m.cfg.DBCs.Hash()
 		if err != nil {
 			return nil, "", err
 		}
 		sink = lake.NewLong(of, map[string]string{lake.MetaDBC: h})
 	} else {
-		sink = valuelog.NewWriter(of, m.opts.format)
+		sink = valuelog.NewWriter(of, m.cfg.Format)
 	}
 	results := make([]fileResult, len(m.files))
 	var stopErr error
@@ -372,7 +324,7 @@ func (m *manyRun) toStream(ctx context.Context) ([]fileResult, string, error) {
 			break
 		}
 	}
-	var werr *writeError
+	var werr *WriteError
 	if errors.As(stopErr, &werr) || stopErr != nil && sink.Lines() == 0 {
 		return results, "", stopErr
 	}
@@ -390,11 +342,10 @@ func (m *manyRun) toStream(ctx context.Context) ([]fileResult, string, error) {
 // done, frames/s and the time left, by bytes read. It returns the
 // function that stops it.
 func (m *manyRun) showProgress(start time.Time) func() {
-	f, ok := m.e.stderr.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+	if !m.cfg.Terminal {
 		return func() {}
 	}
-	bar := progress.New(m.e.stderr, true)
+	bar := progress.New(m.cfg.Stderr, true)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -1,8 +1,11 @@
-package main
+package decodejob
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -10,20 +13,69 @@ import (
 	"github.com/yukart/candec/decoder"
 )
 
+// DBCs names the DBC files of a decode: All for every interface, and
+// Interfaces[name] for the one interface name of a multi-bus capture.
+type DBCs struct {
+	All        []string
+	Interfaces map[string][]string
+}
+
+// Files lists every DBC file named, for the check that the output is
+// none of them.
+func (d DBCs) Files() []string {
+	out := append([]string(nil), d.All...)
+	for _, fs := range d.Interfaces {
+		out = append(out, fs...)
+	}
+	return out
+}
+
+// Hash identifies the DBC files of d by their contents and by which
+// interface each decodes: the lake records it, and refuses to mix two.
+func (d DBCs) Hash() (string, error) {
+	h := sha256.New()
+	add := func(label string, files []string) error {
+		fmt.Fprintf(h, "%s\x00%d\x00", label, len(files))
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return fmt.Errorf("decode: %w", err)
+			}
+			fmt.Fprintf(h, "%d\x00", len(b))
+			h.Write(b)
+		}
+		return nil
+	}
+	if err := add("*", d.All); err != nil {
+		return "", err
+	}
+	ifaces := make([]string, 0, len(d.Interfaces))
+	for k := range d.Interfaces {
+		ifaces = append(ifaces, k)
+	}
+	slices.Sort(ifaces)
+	for _, k := range ifaces {
+		if err := add(k, d.Interfaces[k]); err != nil {
+			return "", err
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
 // busDecoders is the plain decode's choice of DBC by interface: the
-// decoder.Router built from --dbc and --signals (which decodes and
-// counts), and what its summary names besides the Router's counts.
+// decoder.Router built from the DBCs and signal globs (which decodes
+// and counts), and what its summary names besides the Router's counts.
 type busDecoders struct {
 	*decoder.Router
-	spec    dbcFlag
+	spec    DBCs
 	cfg     decoder.RouterConfig // for fresh
 	frames  int64                // every frame read
-	skipped int                  // malformed lines skipped (--skip-invalid)
+	skipped int                  // malformed lines skipped (SkipInvalid)
 }
 
 // newBusDecoders loads every DBC set of spec, each set once, in an
 // order that makes the first error the same on every run.
-func newBusDecoders(spec dbcFlag, globs []string) (*busDecoders, error) {
+func newBusDecoders(spec DBCs, globs []string) (*busDecoders, error) {
 	loaded := map[string]*dbc.Database{}
 	load := func(files []string) (*dbc.Database, error) {
 		key := strings.Join(files, ",")
@@ -39,29 +91,29 @@ func newBusDecoders(spec dbcFlag, globs []string) (*busDecoders, error) {
 	}
 	cfg := decoder.RouterConfig{Interfaces: map[string]*dbc.Database{}, Signals: globs}
 	var err error
-	if len(spec.all) > 0 {
-		if cfg.All, err = load(spec.all); err != nil {
+	if len(spec.All) > 0 {
+		if cfg.All, err = load(spec.All); err != nil {
 			return nil, err
 		}
 	}
-	ifaces := make([]string, 0, len(spec.iface))
-	for name := range spec.iface {
+	ifaces := make([]string, 0, len(spec.Interfaces))
+	for name := range spec.Interfaces {
 		ifaces = append(ifaces, name)
 	}
 	slices.Sort(ifaces)
 	for _, name := range ifaces {
-		if cfg.Interfaces[name], err = load(spec.iface[name]); err != nil {
+		if cfg.Interfaces[name], err = load(spec.Interfaces[name]); err != nil {
 			return nil, err
 		}
 	}
 	r, err := decoder.NewRouter(cfg)
 	if err != nil {
-		return nil, &exitError{2, fmt.Errorf("decode: --signals: %w", err)}
+		return nil, &UsageError{fmt.Errorf("decode: --signals: %w", err)}
 	}
 	// A glob that matches no signal of any DBC is a typo: refuse it
 	// before decoding rather than print nothing for it.
 	if u := r.Unmatched(); len(u) > 0 {
-		return nil, &exitError{2, fmt.Errorf("decode: --signals %q matches no signal in %s", u[0], strings.Join(spec.files(), ", "))}
+		return nil, &UsageError{fmt.Errorf("decode: --signals %q matches no signal in %s", u[0], strings.Join(spec.Files(), ", "))}
 	}
 	return &busDecoders{Router: r, spec: spec, cfg: cfg}, nil
 }
@@ -77,19 +129,11 @@ func (s *busDecoders) fresh() *busDecoders {
 	return &busDecoders{Router: r, spec: s.spec, cfg: s.cfg}
 }
 
-// files returns the DBC files that decode interface iface.
-func (s *busDecoders) files(iface string) []string {
-	if fs, ok := s.spec.iface[iface]; ok {
-		return fs
-	}
-	return s.spec.all
-}
-
 // summary writes to w one line for each thing a user may not expect
-// from the output alone: an empty capture, an --dbc IFACE= interface
-// that sent nothing, interfaces without a DBC, unknown IDs, remote and
-// error frames, values missing from short frames, skipped lines. A
-// clean decode writes nothing.
+// from the output alone: an empty capture, an IFACE= interface that
+// sent nothing, interfaces without a DBC, unknown IDs, remote and error
+// frames, values missing from short frames, skipped lines. A clean
+// decode writes nothing.
 func (s *busDecoders) summary(w io.Writer, name string, truncated int) {
 	writeSummary(w, name, s.spec, decodeCounts{buses: s.Buses(), unseen: s.Unseen(), frames: s.frames, skipped: s.skipped, truncated: truncated})
 }
@@ -131,13 +175,13 @@ func (c *decodeCounts) add(o decodeCounts, first bool) {
 	slices.SortStableFunc(c.buses, func(a, b decoder.BusStats) int { return strings.Compare(a.Interface, b.Interface) })
 }
 
-func writeSummary(w io.Writer, name string, spec dbcFlag, c decodeCounts) {
+func writeSummary(w io.Writer, name string, spec DBCs, c decodeCounts) {
 	const p = "candec decode: "
 	files := func(iface string) []string {
-		if fs, ok := spec.iface[iface]; ok {
+		if fs, ok := spec.Interfaces[iface]; ok {
 			return fs
 		}
-		return spec.all
+		return spec.All
 	}
 	if c.skipped > 0 {
 		fmt.Fprintf(w, p+"skipped %d malformed lines\n", c.skipped)
@@ -165,6 +209,6 @@ func writeSummary(w io.Writer, name string, spec dbcFlag, c decodeCounts) {
 		fmt.Fprintf(w, p+"%d values left out: their signals do not fit in short frames\n", c.truncated)
 	}
 	for _, iface := range c.unseen {
-		fmt.Fprintf(w, p+"--dbc %s=%s: no frames on %s in %s\n", iface, strings.Join(spec.iface[iface], ","), iface, name)
+		fmt.Fprintf(w, p+"--dbc %s=%s: no frames on %s in %s\n", iface, strings.Join(spec.Interfaces[iface], ","), iface, name)
 	}
 }

@@ -1,0 +1,135 @@
+package decodejob
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var yukartDBC = filepath.Join("..", "..", "testdata", "yukart.dbc")
+
+// TestLiveReaderEndsWithContext: a read blocked on a pipe whose writer
+// sends nothing returns when the context ends, after the output was
+// flushed (idle), and stop lets the reading goroutine go.
+func TestLiveReaderEndsWithContext(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	idle := 0
+	lr := newLiveReader(ctx, pr, func() { idle++ })
+	defer lr.stop()
+	go func() {
+		pw.Write([]byte("abc"))
+		time.Sleep(20 * time.Millisecond)
+		cancel()
+	}()
+	got, err := io.ReadAll(lr)
+	if string(got) != "abc" || !errors.Is(err, context.Canceled) {
+		t.Errorf("got %q, %v; want \"abc\", context.Canceled", got, err)
+	}
+	if idle == 0 {
+		t.Error("idle was never called before waiting on the pipe")
+	}
+	pw.CloseWithError(io.ErrClosedPipe) // the blocked Read of the source returns
+}
+
+// TestDBCsHash: the lake's DBC identity changes with the files'
+// contents and with which interface a file decodes, not with the order
+// the interfaces were named in.
+func TestDBCsHash(t *testing.T) {
+	dir := t.TempDir()
+	a := filepath.Join(dir, "a.dbc")
+	b := filepath.Join(dir, "b.dbc")
+	os.WriteFile(a, []byte("VERSION \"a\"\n"), 0o644)
+	os.WriteFile(b, []byte("VERSION \"b\"\n"), 0o644)
+	hash := func(d DBCs) string {
+		t.Helper()
+		h, err := d.Hash()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	all := hash(DBCs{All: []string{a}})
+	tests := []struct {
+		name string
+		d    DBCs
+		same bool
+	}{
+		{"same", DBCs{All: []string{a}}, true},
+		{"other contents", DBCs{All: []string{b}}, false},
+		{"by interface", DBCs{Interfaces: map[string][]string{"can0": {a}}}, false},
+	}
+	for _, tt := range tests {
+		if got := hash(tt.d) == all; got != tt.same {
+			t.Errorf("%s: same hash %v, want %v", tt.name, got, tt.same)
+		}
+	}
+	x := hash(DBCs{Interfaces: map[string][]string{"can0": {a}, "can1": {b}}})
+	for range 5 { // map order must not matter
+		if y := hash(DBCs{Interfaces: map[string][]string{"can1": {b}, "can0": {a}}}); y != x {
+			t.Fatalf("got %s, want %s", y, x)
+		}
+	}
+}
+
+// TestRunErrors: what was asked for wrongly is a *UsageError, a failed
+// write a *WriteError (more than the write buffer holds, so it fails
+// while decoding), and a bad capture neither.
+func TestRunErrors(t *testing.T) {
+	const good = "(1791563856.000000) can0 0A0#E803070000000000\n"
+	tests := []struct {
+		name    string
+		cfg     Config
+		stdin   string
+		usage   bool
+		write   bool
+		wantErr string
+	}{
+		{"glob matching nothing", Config{Signals: []string{"NoSuch*"}}, good, true, false, `decode: --signals "NoSuch*" matches no signal in ` + yukartDBC},
+		{"policy by interface", Config{DBCs: DBCs{Interfaces: map[string][]string{"can0": {yukartDBC}}}, Policy: &Policy{File: "default"}}, good, true, false, "decode: --policy takes one set"},
+		{"negative tail", Config{Policy: &Policy{File: "default", PolicyOptions: PolicyOptions{Tail: -time.Second}}}, good, true, false, "decode: --tail must be 0 or more"},
+		{"broken output", Config{Stdout: failWriter{}}, strings.Repeat(good, 5000), false, true, "decode: write: "},
+		{"bad line", Config{}, "(1791563856.000000) can0 0A0#FAZZ\n", false, false, "decode: stdin:1: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.Inputs = []string{"-"}
+			if cfg.DBCs.All == nil && cfg.DBCs.Interfaces == nil {
+				cfg.DBCs.All = []string{yukartDBC}
+			}
+			cfg.Stdin = strings.NewReader(tt.stdin)
+			if cfg.Stdout == nil {
+				cfg.Stdout = &bytes.Buffer{}
+			}
+			cfg.Stderr = &bytes.Buffer{}
+			err := Run(context.Background(), cfg)
+			var u *UsageError
+			var w *WriteError
+			if err == nil || !strings.HasPrefix(err.Error(), tt.wantErr) {
+				t.Fatalf("got %v, want an error beginning %q", err, tt.wantErr)
+			}
+			if got := errors.As(err, &u); got != tt.usage {
+				t.Errorf("got a *UsageError %v, want %v", got, tt.usage)
+			}
+			if got := errors.As(err, &w); got != tt.write {
+				t.Errorf("got a *WriteError %v, want %v", got, tt.write)
+			}
+		})
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
