@@ -83,6 +83,9 @@ func runDecode(ctx context.Context, e env, args []string) error {
 			return &exitError{2, fmt.Errorf("decode: unknown --format %q (want json, csv or parquet)", *format)}
 		}
 	}
+	if parquetOut && (*out == "-" || *out == "") && isTerminal(e.stdout) {
+		return &exitError{2, errors.New("decode: --format parquet is binary: give -o FILE, or redirect standard output")}
+	}
 	globs := splitList(*signals)
 	for _, g := range globs {
 		if _, err := path.Match(g, ""); err != nil {
