@@ -141,20 +141,11 @@ var serial atomic.Int64
 
 func newCA(t testing.TB, name string) *testCA {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serial.Add(1)),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-		BasicConstraintsValid: true,
-	}
+	key := newKey(t)
+	tmpl := template(name)
+	tmpl.IsCA = true
+	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature
+	tmpl.BasicConstraintsValid = true
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		t.Fatal(err)
@@ -164,6 +155,28 @@ func newCA(t testing.TB, name string) *testCA {
 		t.Fatal(err)
 	}
 	return &testCA{cert: cert, der: der, key: key}
+}
+
+// newKey makes a P-256 key.
+func newKey(t testing.TB) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return key
+}
+
+// template starts a certificate for cn, valid from an hour ago for a
+// day, with the next serial number.
+func template(cn string) *x509.Certificate {
+	now := time.Now()
+	return &x509.Certificate{
+		SerialNumber: big.NewInt(serial.Add(1)),
+		Subject:      pkix.Name{CommonName: cn},
+		NotBefore:    now.Add(-time.Hour),
+		NotAfter:     now.Add(24 * time.Hour),
+	}
 }
 
 // write writes the CA's certificate to dir/name and returns its path.
@@ -177,19 +190,10 @@ func (ca *testCA) write(t testing.TB, dir, name string) string {
 // dir/base.key, and returns the two paths.
 func (ca *testCA) issue(t testing.TB, dir, base, cn string, server bool) (certFile, keyFile string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial.Add(1)),
-		Subject:      pkix.Name{CommonName: cn},
-		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
+	key := newKey(t)
+	tmpl := template(cn)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}
 	if server {
 		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 		tmpl.IPAddresses = []net.IP{net.IPv4(127, 0, 0, 1)}
