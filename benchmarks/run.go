@@ -15,6 +15,7 @@ import (
 	"github.com/yukart/candec/internal/numfmt"
 	"github.com/yukart/candec/mqttclient"
 
+	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/benchmarks/procstat"
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
@@ -269,12 +270,7 @@ func (r *run) startDecoder(ctx context.Context) error {
 func (r *run) startSubscribers(ctx context.Context, heartbeat map[string]bool) error {
 	for i := range r.sc.RawSubscribers {
 		m := newRawMeter()
-		c, err := connect(ctx, r.conn, r.id(fmt.Sprintf("raw-%d", i+1)), func(_, p []byte, now int64) { m.observe(p, now) })
-		if err != nil {
-			return err
-		}
-		r.clients = append(r.clients, c)
-		if err := c.subscribe(ctx, RawTopic); err != nil {
+		if err := r.subscriber(ctx, fmt.Sprintf("raw-%d", i+1), RawTopic, func(_, p []byte, now int64) { m.observe(p, now) }); err != nil {
 			return err
 		}
 		r.raws = append(r.raws, m)
@@ -286,17 +282,23 @@ func (r *run) startSubscribers(ctx context.Context, heartbeat map[string]bool) e
 	}
 	for i := range r.sc.EnvelopeSubscribers {
 		m := newEnvMeter(onWindow, heartbeat)
-		c, err := connect(ctx, r.conn, r.id(fmt.Sprintf("env-%d", i+1)), m.observe)
-		if err != nil {
-			return err
-		}
-		r.clients = append(r.clients, c)
-		if err := c.subscribe(ctx, filter); err != nil {
+		if err := r.subscriber(ctx, fmt.Sprintf("env-%d", i+1), filter, m.observe); err != nil {
 			return err
 		}
 		r.envs = append(r.envs, m)
 	}
 	return nil
+}
+
+// subscriber connects the bench's client name, subscribes it to filter
+// and hands what it receives to on; the run closes it.
+func (r *run) subscriber(ctx context.Context, name, filter string, on mqttsub.Handler) error {
+	c, err := connect(ctx, r.conn, r.id(name), on)
+	if err != nil {
+		return err
+	}
+	r.clients = append(r.clients, c)
+	return c.subscribe(ctx, filter)
 }
 
 func (r *run) startReplay() error {
