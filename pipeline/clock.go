@@ -114,12 +114,11 @@ func (e *Engine) restart(t int64) {
 			e.schedule(s)
 		}
 	}
-	nsig := int32(len(e.sigs))
 	for m := range e.msgs {
 		ms := &e.msgs[m]
 		ms.seen = t
 		if ms.minStale > 0 {
-			e.arm(nsig+int32(m), t+ms.minStale)
+			e.arm(ms.tid, t+ms.minStale)
 		}
 	}
 }

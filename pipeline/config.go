@@ -46,8 +46,11 @@ const (
 // epoch 0.
 type Config struct {
 	// TopicTemplate names a signal's topic. {signal} is the signal's
-	// name, {message} its message's name and {bus} the bus ("can0" for
-	// Bus 0). Default DefaultTopicTemplate.
+	// name, {message} its message's name, {bus} the bus ("can0" for
+	// Bus 0) and {sa} the source address of a J1939 message ("00" to
+	// "FF"; "na" for other messages), which gives it a topic, and a
+	// state, per source (see "J1939 sources" in the package
+	// documentation). Default DefaultTopicTemplate.
 	TopicTemplate string
 	// Bus is the bus this engine's database serves; it only fills {bus}.
 	Bus uint8

@@ -94,9 +94,26 @@
 // moves later or removes do not fire; a newly published signal's first
 // value goes out at once with the next seq of its topic.
 //
+// # J1939 sources
+//
+// A J1939 message matches frames from any source address (see package
+// decoder). With {sa} in Config.TopicTemplate, the Engine keeps such a
+// message per source: the first frame from a source address makes that
+// source's state, a copy of the message's signals with their policies
+// and the topics of that address, and from then on the source is a
+// stream of its own, with its own seq, cap windows, heartbeats,
+// staleness, flush and republish. New checks the template with {sa}
+// left in, so two signals that would share a topic on every source are
+// refused there; a topic that names make meet on one source only is not
+// published (Stats.Clashes). Out.Stream numbers each topic, so that a
+// Sink can keep a queue per topic. Without {sa}, all sources of a
+// signal feed its one state.
+//
 // # Cost
 //
-// Per-signal state lives in flat slices indexed by dbc.Signal.Index and
-// deadlines in an indexed min-heap, so Frame and Advance do not allocate
-// in steady state and Advance is cheap when nothing is due.
+// Per-signal state lives in flat slices indexed by dbc.Signal.Index
+// (J1939 sources' after them) and deadlines in an indexed min-heap, so
+// Frame and Advance do not allocate in steady state (a J1939 source's
+// first frame makes its state once) and Advance is cheap when nothing is
+// due.
 package pipeline

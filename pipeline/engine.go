@@ -21,13 +21,29 @@ type Engine struct {
 	cfg  Config
 	sink Sink
 
-	vals  []decoder.Value
-	sigs  []sigState
-	msgs  []msgState
-	heap  []timer // min-heap on wake
-	hpos  []int32 // by timer id: its position in heap, -1 when absent
-	now   int64
-	begun bool // a frame has set now
+	vals []decoder.Value
+	sigs []sigState // by dbc.Signal.Index, then the sources' states
+	msgs []msgState // by message position, then the sources' states
+	heap []timer    // min-heap on wake
+	// By timer id: the position in heap (-1 when absent), and what the
+	// timer is: a signal's state (its index in sigs) or a message's
+	// staleness (^ its index in msgs). The database's signals' timers
+	// come first, then its messages', then those of J1939 sources.
+	hpos   []int32
+	timers []int32
+	now    int64
+	begun  bool // a frame has set now
+
+	// J1939 sources (see "J1939 sources" in doc.go), when the topic
+	// template has {sa}: sources[m] is nil for a message kept as one,
+	// and for a J1939 message gives, by source address, 1 + the index in
+	// msgs of that source's state, 0 until its first frame. pos gives,
+	// by dbc.Signal.Index, a signal's position in its message. owner
+	// holds every published topic and the window's, so that a new
+	// source's topics are checked against them.
+	sources [][]int32
+	pos     []int32
+	owner   map[string]bool
 
 	// The clock guard (see "Clock jumps" in doc.go). latest is the
 	// newest frame time accepted on the current timebase; cand holds
@@ -76,7 +92,7 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 		sigs: make([]sigState, len(db.Signals)),
 		msgs: make([]msgState, len(db.Messages)),
 		heap: make([]timer, 0, len(db.Signals)+len(db.Messages)),
-		hpos: make([]int32, len(db.Signals)+len(db.Messages)),
+		hpos: make([]int32, 0, len(db.Signals)+len(db.Messages)),
 		buf:  make([]byte, 0, 256),
 
 		maxJump: int64(cfg.MaxClockJump),
@@ -84,12 +100,22 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 		cand:    make([]frame.Frame, 0, cfg.ClockConfirm),
 	}
 	e.vals = make([]decoder.Value, 0, e.dec.MaxSignals())
-	for i := range e.hpos {
-		e.hpos[i] = -1
-	}
+	perSA := hasSA(cfg.TopicTemplate)
 	msgIndex := make(map[*dbc.Message]int32, len(db.Messages))
 	for i, m := range db.Messages {
 		msgIndex[m] = int32(i)
+		e.msgs[i].first = -1
+		e.msgs[i].tid = int32(len(db.Signals) + i)
+		if perSA && isJ1939(m) {
+			if e.sources == nil {
+				e.sources = make([][]int32, len(db.Messages))
+				e.pos = make([]int32, len(db.Signals))
+			}
+			e.sources[i] = make([]int32, 256)
+			for j, sig := range m.Signals {
+				e.pos[sig.Index] = int32(j)
+			}
+		}
 	}
 	e.env.Epoch = cfg.Epoch
 	owner := make(map[string]*dbc.Signal, len(db.Signals))
@@ -97,7 +123,9 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 	for i, sig := range db.Signals {
 		s := &e.sigs[i]
 		s.sig = sig
+		s.id, s.tid = int32(i), e.newTimer(int32(i))
 		s.msg = msgIndex[sig.Message]
+		s.perSource = e.sources != nil && e.sources[s.msg] != nil
 		s.pol = cfg.Policies.Resolve(sig)
 		s.setPolicy()
 		s.unit = []byte(sig.Unit)
@@ -113,12 +141,18 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 				s.labels[j] = []byte(v.Label)
 			}
 		}
-		topic, err := expandTopic(cfg.TopicTemplate, sig, cfg.Bus)
+		sa := anySA
+		if s.perSource {
+			// Its sources' topics, with {sa} left in: two signals that
+			// share it would share a topic on every source.
+			sa = templateSA
+		}
+		topic, err := expandTopicSA(cfg.TopicTemplate, sig, cfg.Bus, sa)
 		if err != nil {
 			return nil, err
 		}
 		s.topic = topic
-		if !s.publish {
+		if !s.pol.Publish {
 			continue
 		}
 		if s.staleAfter > 0 {
@@ -137,6 +171,9 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 	if len(clashes.topics) > 0 {
 		return nil, clashes.err(cfg.TopicTemplate)
 	}
+	for m := range e.msgs {
+		e.newTimer(^int32(m))
+	}
 	if w := cfg.Window; w != nil {
 		if _, ok := owner[w.Topic]; ok {
 			return nil, fmt.Errorf("%w: window topic %q is also a signal topic", ErrTopic, w.Topic)
@@ -147,7 +184,29 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 		e.winEnd = math.MinInt64
 		e.winBuf = make([]byte, 0, 4096)
 	}
+	if e.sources != nil {
+		e.setOwners(owner)
+	}
 	return e, nil
+}
+
+// newTimer adds a timer for what (see Engine.timers) and returns its id.
+func (e *Engine) newTimer(what int32) int32 {
+	e.hpos = append(e.hpos, -1)
+	e.timers = append(e.timers, what)
+	return int32(len(e.hpos) - 1)
+}
+
+// setOwners keeps the published topics, and the window's, for the check
+// of new sources' topics.
+func (e *Engine) setOwners(owner map[string]*dbc.Signal) {
+	e.owner = make(map[string]bool, len(owner)+1)
+	for t := range owner {
+		e.owner[t] = true
+	}
+	if e.win != nil {
+		e.owner[e.winTopic] = true
+	}
 }
 
 // Frame decodes f and runs each of its values through its signal's
@@ -226,7 +285,9 @@ func (e *Engine) Republish() {
 // Stats returns a copy of the counters.
 func (e *Engine) Stats() Stats { return e.stats }
 
-// Topics returns the topics of the published signals, in signal order.
+// Topics returns the topics of the published signals, in signal order,
+// then those of J1939 sources (with {sa} in the template), in the order
+// their sources were first seen.
 func (e *Engine) Topics() []string {
 	ts := make([]string, 0, len(e.sigs))
 	for i := range e.sigs {
@@ -236,6 +297,12 @@ func (e *Engine) Topics() []string {
 	}
 	return ts
 }
+
+// Streams returns the number of Out.Stream values so far: the
+// database's signals, and the signals of every J1939 source seen (with
+// {sa} in the topic template). It grows only in Frame, when a source
+// sends its first frame.
+func (e *Engine) Streams() int { return len(e.sigs) }
 
 // Policy returns the resolved policy of signal s.
 func (e *Engine) Policy(s *dbc.Signal) Policy { return e.sigs[s.Index].pol }
@@ -276,22 +343,76 @@ func (e *Engine) apply(f *frame.Frame) {
 		return
 	}
 	e.stats.Decoded++
+	if len(msg.Signals) == 0 {
+		return
+	}
+	m := e.sigs[msg.Signals[0].Index].msg
+	if e.sources != nil && e.sources[m] != nil {
+		m = e.source(m, uint8(f.ID)) // the ID's low byte: its source address
+	}
+	first := e.msgs[m].first
 	for i := range vals {
-		e.value(&vals[i], f.Time)
+		v := &vals[i]
+		id := int32(v.Signal.Index)
+		if first >= 0 {
+			id = first + e.pos[id]
+		}
+		e.value(&e.sigs[id], v, f.Time)
 	}
-	if len(msg.Signals) > 0 {
-		e.seen(e.sigs[msg.Signals[0].Index].msg)
-	}
+	e.seen(m)
 }
 
-// value runs one decoded value through its signal's policy at e.now.
-func (e *Engine) value(v *decoder.Value, ts int64) {
+// source returns the index in e.msgs of the state of J1939 message m
+// for source address sa, making it, and its signals' states, at the
+// source's first frame: copies of the message's per-signal states with
+// the topics of sa. A topic another signal already has is not published
+// (Stats.Clashes): the template's {sa} makes that all but impossible,
+// yet names can be made to meet ("{signal}{sa}" with signals A and A0).
+func (e *Engine) source(m int32, sa uint8) int32 {
+	if k := e.sources[m][sa]; k != 0 {
+		return k - 1
+	}
+	k := int32(len(e.msgs))
+	first := int32(len(e.sigs))
+	e.msgs = append(e.msgs, msgState{first: first, tid: e.newTimer(^k)})
+	for _, sig := range e.db.Messages[m].Signals {
+		s := e.sigs[sig.Index] // a copy: its policy, unit, labels and scale
+		s.id, s.msg = int32(len(e.sigs)), k
+		s.tid = e.newTimer(s.id)
+		s.perSource = false
+		topic, err := expandTopicSA(e.cfg.TopicTemplate, sig, e.cfg.Bus, int(sa))
+		s.topic = topic
+		if err != nil || e.owner[topic] {
+			s.clash = true
+			if s.pol.Publish {
+				e.stats.Clashes++
+			}
+		}
+		s.setPolicy()
+		if s.publish {
+			e.owner[topic] = true
+			if ms := &e.msgs[k]; s.staleAfter > 0 {
+				ms.sigs = append(ms.sigs, s.id)
+				if ms.minStale == 0 || s.staleAfter < ms.minStale {
+					ms.minStale = s.staleAfter
+				}
+			}
+		}
+		e.sigs = append(e.sigs, s)
+	}
+	e.sources[m][sa] = k + 1
+	e.stats.Sources++
+	return k
+}
+
+// value runs one decoded value through the policy of its state s at
+// e.now.
+func (e *Engine) value(s *sigState, v *decoder.Value, ts int64) {
 	e.stats.Values++
 	if v.Flags&decoder.Truncated != 0 {
 		e.stats.Truncated++
 		return
 	}
-	s := &e.sigs[v.Signal.Index]
 	if !s.publish {
 		e.stats.Unpublished++
 		return
@@ -367,7 +488,7 @@ func (e *Engine) publish(s *sigState, kind OutKind, at int64) {
 		e.win.AddEncoded(s.topic, e.buf)
 	}
 	e.stats.Envelopes[kind]++
-	e.out = Out{Topic: s.topic, Payload: e.buf, Signal: s.sig, Seq: s.seq, TS: p.ts, Kind: kind, Env: env}
+	e.out = Out{Topic: s.topic, Payload: e.buf, Signal: s.sig, Stream: int(s.id), Seq: s.seq, TS: p.ts, Kind: kind, Env: env}
 	e.sink.Publish(&e.out)
 }
 
@@ -387,12 +508,11 @@ func (e *Engine) fire(s *sigState, d int64) {
 
 // fireBefore fires every deadline before t, in deadline order.
 func (e *Engine) fireBefore(t int64) {
-	nsig := int32(len(e.sigs))
 	for len(e.heap) > 0 && e.heap[0].wake < t {
-		id := e.heap[0].id
+		id := e.timers[e.heap[0].id]
 		var d int64
-		if id >= nsig {
-			m := &e.msgs[id-nsig]
+		if id < 0 {
+			m := &e.msgs[^id]
 			if d = e.staleDeadline(m); d <= e.heap[0].wake {
 				e.now = max(e.now, d)
 				e.fireStale(m, d)
@@ -422,7 +542,7 @@ func (e *Engine) fireBefore(t int64) {
 // deadline. A deadline that moved later is left for fireBefore to find.
 func (e *Engine) schedule(s *sigState) {
 	if d := s.nextDeadline(); d != never {
-		e.arm(int32(s.sig.Index), d)
+		e.arm(s.tid, d)
 	}
 }
 
@@ -443,7 +563,7 @@ func (e *Engine) seen(m int32) {
 	ms := &e.msgs[m]
 	ms.seen = e.now
 	if ms.minStale > 0 {
-		e.arm(int32(len(e.sigs))+m, ms.seen+ms.minStale)
+		e.arm(ms.tid, ms.seen+ms.minStale)
 	}
 }
 

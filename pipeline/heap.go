@@ -1,7 +1,9 @@
 package pipeline
 
 // The timer heap: a binary min-heap of timers, with each timer's
-// position kept in hpos for decrease-key.
+// position kept in hpos, by timer id, for decrease-key. hpos is a slice
+// of its own, not a field of the states, so that sifting touches two
+// dense arrays.
 
 func (e *Engine) heapSwap(i, j int) {
 	h := e.heap

@@ -67,6 +67,12 @@ type Out struct {
 	Payload []byte
 	// Signal is the signal published, nil for a window.
 	Signal *dbc.Signal
+	// Stream numbers the topic among the Engine's signal topics, from 0
+	// to Engine.Streams()-1: a signal's dbc.Signal.Index, then, with {sa}
+	// in the topic template, a number per signal of each J1939 source,
+	// given as the source is first seen. -1 for a window. A Sink that
+	// keeps something per topic indexes it by Stream.
+	Stream int
 	// Seq is the envelope's (or window's) seq.
 	Seq uint64
 	// TS is the envelope's frame timestamp (ns since the Unix epoch);
@@ -137,6 +143,11 @@ type Stats struct {
 	// SuppressedUnchanged counts values within the on-change deadband
 	// of the value last published.
 	SuppressedUnchanged uint64
+	// Sources counts the J1939 sources seen, a message from one source
+	// address each, when the topic template has {sa}; Clashes counts
+	// the signals of those sources not published because their topic
+	// was already another's.
+	Sources, Clashes uint64
 }
 
 // ClockSummary says which frames the clock did not take as they came,

@@ -56,7 +56,7 @@ func (e *Engine) SetPolicies(p *PolicyFile) (PolicyChanges, error) {
 	for i := range e.sigs {
 		s := &e.sigs[i]
 		pols[i] = p.Resolve(s.sig)
-		if !pols[i].Publish {
+		if !pols[i].Publish || s.clash {
 			continue
 		}
 		if prev, ok := owner[s.topic]; ok {
@@ -74,13 +74,25 @@ func (e *Engine) SetPolicies(p *PolicyFile) (PolicyChanges, error) {
 		}
 	}
 	e.cfg.Policies = p
+	if e.sources != nil {
+		e.setOwners(owner)
+	}
 	var ch PolicyChanges
 	for i := range e.sigs {
 		s := &e.sigs[i]
 		if pols[i] == s.pol {
 			continue
 		}
-		ch.Changed++
+		if i < len(e.db.Signals) {
+			// Counted per signal: the states of its sources follow.
+			ch.Changed++
+			switch {
+			case s.pol.Publish && !pols[i].Publish:
+				ch.Unpublished++
+			case !s.pol.Publish && pols[i].Publish:
+				ch.Published++
+			}
+		}
 		was := s.publish
 		if was && !pols[i].Publish && s.pending {
 			// The rule of every cap: the final value is never lost.
@@ -88,11 +100,7 @@ func (e *Engine) SetPolicies(p *PolicyFile) (PolicyChanges, error) {
 		}
 		s.pol = pols[i]
 		s.setPolicy()
-		switch {
-		case was && !s.publish:
-			ch.Unpublished++
-		case !was && s.publish:
-			ch.Published++
+		if !was && s.publish {
 			// What it had before it was unpublished is old: start over,
 			// keeping only seq.
 			s.hasLast, s.hasPub, s.pending, s.stale = false, false, false, false
@@ -140,7 +148,6 @@ func (e *Engine) restale() {
 			ms.minStale = s.staleAfter
 		}
 	}
-	nsig := int32(len(e.sigs))
 	for m := range e.msgs {
 		ms := &e.msgs[m]
 		d := e.staleDeadline(ms)
@@ -149,7 +156,7 @@ func (e *Engine) restale() {
 			d = e.staleDeadline(ms)
 		}
 		if d != never {
-			e.arm(nsig+int32(m), d)
+			e.arm(ms.tid, d)
 		}
 	}
 }

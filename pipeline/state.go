@@ -36,14 +36,26 @@ func (s *sample) float() float64 {
 	return s.f
 }
 
-// sigState is everything the Engine keeps per signal, indexed by
-// dbc.Signal.Index. Times are frame times in ns.
+// sigState is everything the Engine keeps per published stream of a
+// signal: per signal, at Engine.sigs[dbc.Signal.Index], and for a J1939
+// message kept per source address, per signal and source, after the
+// database's signals (see "J1939 sources" in doc.go). Times are frame
+// times in ns.
 type sigState struct {
 	sig    *dbc.Signal
 	pol    Policy
 	topic  string
 	unit   []byte
 	labels [][]byte // parallel to sig.Values
+
+	id  int32 // its index in Engine.sigs
+	tid int32 // its timer's id
+	// perSource marks the state of a signal kept per source address:
+	// it only holds the signal's policy for the states of its sources,
+	// and its topic is the template's with {sa} left in; it never
+	// publishes. clash marks a source's state whose topic another
+	// signal has: it never publishes either (Stats.Clashes).
+	perSource, clash bool
 
 	// decimals is 10^d for a signal whose factor and offset have d
 	// decimal places: its physical values are rounded to them, so that
@@ -82,12 +94,18 @@ type msgState struct {
 	seen     int64   // engine time of the latest frame
 	minStale int64   // the smallest stale_after of its signals, 0 for none
 	sigs     []int32 // its published signals with a stale_after
+	tid      int32   // its staleness timer's id
+	// first is, for the state of one source of a J1939 message, the
+	// index in Engine.sigs of its first signal's state, the others
+	// following in the message's signal order; -1 for a message whose
+	// signals' states are at their dbc.Signal.Index.
+	first int32
 }
 
-// timer is one entry of the timer heap: a signal (id < number of
-// signals) or a message's staleness (id − number of signals), and the
-// deadline it was filed under. The key sits in the entry so that sifting
-// reads one contiguous array.
+// timer is one entry of the timer heap: a signal's state or a message's
+// staleness, by timer id (Engine.timers says which), and the deadline it
+// was filed under. The key sits in the entry so that sifting reads one
+// contiguous array.
 type timer struct {
 	wake int64
 	id   int32
@@ -155,10 +173,11 @@ func (s *sigState) unchanged(v *sample) bool {
 
 // setPolicy copies the resolved policy into the hot-path fields. It sets
 // every one of them, so that it also serves SetPolicies. A signal that is
-// not published has no timing: nothing of it is ever due.
+// not published (by its policy, or because it is kept per source) has no
+// timing: nothing of it is ever due.
 func (s *sigState) setPolicy() {
 	p := &s.pol
-	s.publish = p.Publish
+	s.publish = p.Publish && !s.perSource && !s.clash
 	s.onChange = p.OnChange
 	s.deadband, s.deadbandPct = p.Deadband, p.DeadbandPct
 	s.interval, s.cycle, s.heartbeat, s.staleAfter = 0, 0, 0, 0

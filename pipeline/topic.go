@@ -15,19 +15,31 @@ import (
 // that mixes J1939 and other messages can use one template.
 const saNone = "na"
 
-// noSA is the source address of expandTopicSA when none is known.
-const noSA = -1
+// Source addresses of expandTopicSA that are none: anySA for a signal
+// whose topic does not depend on one, templateSA for the topics of a
+// J1939 signal kept per source, with {sa} left in (no DBC name has a
+// brace, so no source's topic can be it).
+const (
+	anySA      = -1
+	templateSA = -2
+)
 
-// expandTopic fills a topic template for one signal, for an engine that
-// keeps one topic per signal. {sa} gives one topic per source address
-// of a J1939 message, so it is refused there; elsewhere it is saNone.
+// hasSA reports whether a topic template has {sa}: then the Engine
+// keeps each J1939 message per source address.
+func hasSA(tmpl string) bool { return strings.Contains(tmpl, "{sa}") }
+
+// isJ1939 reports whether m's frames carry a source address: a J1939
+// parameter group with a 29-bit ID, as the decoder matches by PGN.
+func isJ1939(m *dbc.Message) bool { return m != nil && m.J1939 && m.Extended }
+
+// expandTopic fills a topic template for one signal, {sa} as saNone.
 func expandTopic(tmpl string, sig *dbc.Signal, bus uint8) (string, error) {
-	return expandTopicSA(tmpl, sig, bus, noSA)
+	return expandTopicSA(tmpl, sig, bus, anySA)
 }
 
 // expandTopicSA fills a topic template for one signal and, for a J1939
-// message, the source address sa (0–255; noSA when not known, which
-// {sa} refuses).
+// message, the source address sa (0–255, or templateSA; anySA, which
+// {sa} refuses for a J1939 message, when the signal has one topic).
 func expandTopicSA(tmpl string, sig *dbc.Signal, bus uint8, sa int) (string, error) {
 	var b strings.Builder
 	for rest := tmpl; rest != ""; {
@@ -50,10 +62,12 @@ func expandTopicSA(tmpl string, sig *dbc.Signal, bus uint8, sa int) (string, err
 			fmt.Fprintf(&b, "can%d", bus)
 		case "sa":
 			switch {
-			case sig.Message == nil || !sig.Message.J1939:
+			case !isJ1939(sig.Message):
 				b.WriteString(saNone)
+			case sa == templateSA:
+				b.WriteString("{sa}")
 			case sa < 0 || sa > 0xFF:
-				return "", fmt.Errorf("%w: template %q: {sa} would give J1939 message %s one topic per source address, and signals here have one topic each: leave {sa} out", ErrTopic, tmpl, sig.Message.Name)
+				return "", fmt.Errorf("%w: template %q: J1939 message %s has no source address here", ErrTopic, tmpl, sig.Message.Name)
 			default:
 				const hex = "0123456789ABCDEF"
 				b.WriteByte(hex[sa>>4])

@@ -24,8 +24,10 @@ func TestExpandTopicSA(t *testing.T) {
 		{"J1939, source F9 in upper case", "truck/{sa}/{message}/{signal}", speed, 0xF9, "truck/F9/EEC1/EngineSpeed"},
 		{"J1939, source 0A padded", "{bus}/{sa}", speed, 0x0A, "can1/0A"},
 		{"not J1939: na", "truck/{sa}/{signal}", gear, 0x12, "truck/na/Gear"},
-		{"not J1939, source unknown: na", "truck/{sa}/{signal}", gear, noSA, "truck/na/Gear"},
-		{"J1939, source unknown: refused", "truck/{sa}/{signal}", speed, noSA, "leave {sa} out"},
+		{"not J1939, source unknown: na", "truck/{sa}/{signal}", gear, anySA, "truck/na/Gear"},
+		{"J1939, source unknown: refused", "truck/{sa}/{signal}", speed, anySA, "has no source address here"},
+		{"J1939, the template of its sources", "truck/{sa}/{signal}", speed, templateSA, "truck/{sa}/EngineSpeed"},
+		{"not J1939, the template of sources: na", "truck/{sa}/{signal}", gear, templateSA, "truck/na/Gear"},
 		{"without {sa}, the source does not matter", "truck/{signal}", speed, 0x33, "truck/EngineSpeed"},
 		{"unknown placeholder names {sa}", "truck/{src}", speed, 0, "(want {signal}, {message}, {bus} or {sa})"},
 	}
@@ -45,16 +47,13 @@ func TestExpandTopicSA(t *testing.T) {
 	}
 }
 
-// TestExpandTopicRefusesSAForJ1939 checks what an engine with one topic
-// per signal does with {sa}: a J1939 signal is refused, another gets na,
-// and a template checked without a database passes.
-func TestExpandTopicRefusesSAForJ1939(t *testing.T) {
-	j1939 := &dbc.Message{Name: "EEC1", J1939: true, Extended: true}
-	if _, err := expandTopic("t/{sa}", &dbc.Signal{Name: "S", Message: j1939}, 0); !errors.Is(err, ErrTopic) {
-		t.Errorf("J1939 signal: got error %v, want ErrTopic", err)
-	}
-	if got, err := expandTopic("t/{sa}/{signal}", &dbc.Signal{Name: "S", Message: &dbc.Message{Name: "M"}}, 0); err != nil || got != "t/na/S" {
-		t.Errorf("plain signal: got %q, %v; want t/na/S", got, err)
+// TestExpandTopicSAOnly29Bit: a J1939 flag on an 11-bit message gives no
+// source address (the decoder matches it by ID, as plain CAN): {sa} is
+// na there.
+func TestExpandTopicSAOnly29Bit(t *testing.T) {
+	short := &dbc.Message{Name: "M", ID: 0x123, J1939: true}
+	if got, err := expandTopic("t/{sa}/{signal}", &dbc.Signal{Name: "S", Message: short}, 0); err != nil || got != "t/na/S" {
+		t.Errorf("got %q, %v; want t/na/S", got, err)
 	}
 	if err := checkTemplate("t/{sa}/{signal}"); err != nil {
 		t.Errorf("checkTemplate: got %v, want nil", err)

@@ -31,7 +31,7 @@ func (e *Engine) sendWindow() {
 	e.winSeq++
 	e.winBuf = e.win.Append(e.winBuf[:0], e.winSeq, e.cfg.Epoch)
 	e.stats.Envelopes[KindWindow]++
-	e.winOut = Out{Topic: e.winTopic, Payload: e.winBuf, Seq: e.winSeq, TS: e.win.Start(), Kind: KindWindow}
+	e.winOut = Out{Topic: e.winTopic, Payload: e.winBuf, Stream: -1, Seq: e.winSeq, TS: e.win.Start(), Kind: KindWindow}
 	e.win.Reset(e.win.Start(), e.win.End())
 	e.sink.Publish(&e.winOut)
 }

@@ -74,8 +74,8 @@ type Config struct {
 	RawTopic string
 	// StatusTopic carries "online" and "offline", retained.
 	StatusTopic string
-	// TopicTemplate names each signal's topic: {signal}, {message} and
-	// {bus}.
+	// TopicTemplate names each signal's topic: {signal}, {message},
+	// {bus} and {sa} (see pipeline.Config).
 	TopicTemplate string
 	// Encoding of the envelopes: json or msgpack.
 	Encoding string
@@ -196,7 +196,7 @@ var keys = append(connectionKeys(), []key{
 	}},
 	{name: "raw_topic", help: "raw batch `topic` (a filter)", set: str(func(c *Config) *string { return &c.RawTopic })},
 	{name: "status_topic", help: "status `topic` (online/offline, retained)", set: str(func(c *Config) *string { return &c.StatusTopic })},
-	{name: "topic_template", help: "signal topic `template`: {signal}, {message}, {bus}", set: str(func(c *Config) *string { return &c.TopicTemplate })},
+	{name: "topic_template", help: "signal topic `template`: {signal}, {message}, {bus}, {sa}", set: str(func(c *Config) *string { return &c.TopicTemplate })},
 	{name: "encoding", help: "envelope `encoding`: json or msgpack", set: str(func(c *Config) *string { return &c.Encoding })},
 	{name: "window_topic", help: "window stream `topic`; empty for none", set: str(func(c *Config) *string { return &c.WindowTopic })},
 	{name: "window_period", help: "window stream window in frame time, a `duration` > 0", set: dur(func(c *Config) *time.Duration { return &c.WindowPeriod })},

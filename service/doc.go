@@ -157,6 +157,8 @@
 //	candec_frames_unknown_id_total         frames of IDs not in the DBC
 //	candec_frames_decoded_total            frames decoded
 //	candec_values_decoded_total            signal values decoded
+//	candec_j1939_sources                   J1939 sources seen, with {sa} in the topic template
+//	candec_j1939_topic_clashes_total       signals of J1939 sources not published: their topic was another's
 //	candec_frames_late_total               frames behind the policy clock by at most 10 s, run at its time
 //	candec_frames_clock_outliers_total{direction} future, past: frames over 10 s from the clock, dropped
 //	candec_clock_discontinuities_total     new timebases of the frames' clock (policies restarted)
@@ -201,7 +203,7 @@
 //	qos               0                         QoS of the subscription and envelopes, 0 or 1
 //	raw_topic         yukart/can/raw            raw batch topic (a filter)
 //	status_topic      yukart/decoder/status     online/offline, retained
-//	topic_template    yukart/vehicle/{signal}   signal topics: {signal}, {message}, {bus}
+//	topic_template    yukart/vehicle/{signal}   signal topics: {signal}, {message}, {bus}, {sa}
 //	encoding          json                      json or msgpack
 //	window_topic      (none: off)               window stream topic
 //	window_period     10ms                      window stream window, frame time

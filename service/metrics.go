@@ -85,6 +85,10 @@ type metrics struct {
 
 	// The raw topic's publishers.
 	rawPublishers prometheus.Gauge
+
+	// J1939 sources, with {sa} in the topic template.
+	sources prometheus.Gauge
+	clashes prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64) (*metrics, error) {
@@ -117,6 +121,10 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 	}
 	m.takeovers = counter("candec_broker_takeovers_total",
 		"Connections lost because another client connected with the same client id: a DISCONNECT with reason 0x8E, or the broker closing the connection soon after accepting it, as mosquitto 2.0 does.")
+	m.sources = prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_j1939_sources",
+		Help: "J1939 sources seen, one message from one source address each, when the topic template has {sa}: each has its own topics."})
+	m.clashes = counter("candec_j1939_topic_clashes_total",
+		"Signals of J1939 sources not published because the topic template gave them another signal's topic.")
 	m.rawPublishers = prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_raw_publishers",
 		Help: "Publishers on the raw topic, told apart by their seq streams, that sent a batch in the last 2 s; more than 1 means more than one bridge or replay publishes there."})
 	invalid := prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -154,7 +162,7 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, invalid, m.bridgeRestarts,
 		m.unknownID, m.decoded, m.values, m.publishErrors,
 		m.connections, m.latency, pub, sup,
-		m.connectFailures, m.takeovers, m.rawPublishers,
+		m.connectFailures, m.takeovers, m.rawPublishers, m.sources, m.clashes,
 		m.clock.late, m.clock.outliers, m.clock.discontinuities,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "candec_publish_queue_depth",
@@ -181,6 +189,8 @@ func (m *metrics) add(prev, cur *pipeline.Stats) {
 	m.values.Add(float64(cur.Values - prev.Values))
 	m.suppressedCap.Add(float64(cur.SuppressedCap - prev.SuppressedCap))
 	m.suppressedSame.Add(float64(cur.SuppressedUnchanged - prev.SuppressedUnchanged))
+	m.sources.Set(float64(cur.Sources))
+	m.clashes.Add(float64(cur.Clashes - prev.Clashes))
 	m.clock.add(prev, cur)
 }
 

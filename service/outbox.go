@@ -77,7 +77,8 @@ type msg struct {
 }
 
 // newOutbox returns an outbox for topics topics, the streams among them
-// (by index) stream topics.
+// (by index) stream topics. Topics beyond them are added as put meets
+// them (the topics of J1939 sources, as each is first seen).
 func newOutbox(topics int, streams ...int) *outbox {
 	b := &outbox{
 		qs:    make([]topicQueue, topics),
@@ -94,10 +95,27 @@ func newOutbox(topics int, streams ...int) *outbox {
 	return b
 }
 
+// grow adds signal topics up to topics, with room in the order FIFO for
+// their envelopes; what waits keeps its order. b.mu is held.
+func (b *outbox) grow(topics int) {
+	n := len(b.qs)
+	for range topics - n {
+		b.qs = append(b.qs, topicQueue{msgs: make([]msg, topicDepth)})
+	}
+	order := make([]int32, len(b.order)+(len(b.qs)-n)*topicDepth)
+	for k := range b.n {
+		order[k] = b.order[(b.head+k)%len(b.order)]
+	}
+	b.order, b.head = order, 0
+}
+
 // put copies o into topic i's queue and returns how many waiting
 // envelopes it dropped to make room (0 or 1).
 func (b *outbox) put(i int, o *pipeline.Out, retain bool) (dropped int) {
 	b.mu.Lock()
+	if i >= len(b.qs) {
+		b.grow(i + 1)
+	}
 	q := &b.qs[i]
 	if q.n >= q.limit(b.depth) {
 		// Drop the oldest; the order FIFO keeps its entry, which now

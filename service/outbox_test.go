@@ -89,3 +89,33 @@ func TestOutboxGiveBack(t *testing.T) {
 		t.Fatalf("got %s; want [a#3]", got)
 	}
 }
+
+// TestOutboxGrows: a topic beyond those the outbox was made with (a
+// J1939 source's, first seen) gets its own queue; what waited keeps its
+// order, also when the order FIFO had wrapped.
+func TestOutboxGrows(t *testing.T) {
+	b := newOutbox(2)
+	b.setConnected(true)
+	for seq := uint64(1); seq <= topicDepth; seq++ {
+		b.put(0, out("a", seq), true)
+	}
+	for range topicDepth - 1 { // move the FIFO's head on, so that it wraps
+		m, _ := b.take(nil)
+		b.put(1, out("b", m.seq), true)
+	}
+	b.put(4, out("e", 1), true)
+	for seq := uint64(2); seq <= topicDepth+1; seq++ {
+		b.put(4, out("e", seq), true) // its own depth: none of a's or b's dropped
+	}
+	got := drainAll(b)
+	want := []string{"a#8"}
+	for seq := 1; seq <= topicDepth-1; seq++ {
+		want = append(want, fmt.Sprintf("b#%d", seq))
+	}
+	for seq := 2; seq <= topicDepth+1; seq++ {
+		want = append(want, fmt.Sprintf("e#%d", seq))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+}

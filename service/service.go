@@ -72,7 +72,6 @@ type Service struct {
 	m       *metrics
 	engine  *pipeline.Engine
 	out     *outbox
-	window  int // the window stream's outbox slot
 	gather  prometheus.Gatherer
 	mqttCfg mqttclient.Config
 	qos     byte
@@ -157,8 +156,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 	s := &Service{
 		cfg:       cfg,
 		log:       log,
-		out:       newOutbox(len(db.Signals)+1, len(db.Signals)),
-		window:    len(db.Signals),
+		out:       newOutbox(1+len(db.Signals), windowSlot),
 		qos:       byte(cfg.QoS),
 		ctype:     enc.ContentType(),
 		in:        make(chan []byte, inQueue),
@@ -549,14 +547,15 @@ func (s *Service) syncStats() {
 	s.stats = cur
 }
 
+// windowSlot is the window stream's outbox slot; a signal topic's is
+// its Out.Stream + 1.
+const windowSlot = 0
+
 // put is the engine's sink: it queues the envelope under its topic.
 func (s *Service) put(o *pipeline.Out) {
-	i := s.window
-	if o.Signal != nil {
-		i = o.Signal.Index
-	}
+	i := 1 + o.Stream // windowSlot for a window
 	if n := s.out.put(i, o, o.Kind != pipeline.KindWindow); n > 0 {
-		if i == s.window {
+		if i == windowSlot {
 			s.m.windowOverflow.Add(float64(n))
 		} else {
 			s.m.coalesced.Add(float64(n))
@@ -724,7 +723,7 @@ func (p *publisher) drain(ctx context.Context) bool {
 			}
 			var replaced bool
 			if p.spare, replaced = s.out.giveBack(m); replaced {
-				if m.slot == s.window {
+				if m.slot == windowSlot {
 					s.m.windowOverflow.Inc()
 				} else {
 					s.m.coalesced.Inc()

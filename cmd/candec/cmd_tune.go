@@ -23,7 +23,7 @@ func runTune(ctx context.Context, e env, args []string) error {
 	policy := fs.String("policy", "", "policy `FILE` (default: the built-in default policy)")
 	subs := fs.Int("subscribers", tune.DefaultSubscribers, "all-signal subscribers the deliveries are counted for (`N` ≥ 1)")
 	top := fs.Int("top", 20, "show the `N` costliest signals (0: all)")
-	template := fs.String("topic-template", "", "topic `TEMPLATE`: {signal}, {message}, {bus} (default yukart/vehicle/{signal}; a DBC that repeats signal names needs {message})")
+	template := fs.String("topic-template", "", "topic `TEMPLATE`: {signal}, {message}, {bus}, {sa} (default yukart/vehicle/{signal}; a DBC that repeats signal names needs {message})")
 	window := fs.Bool("window", false, "also count the window stream's messages")
 	asJSON := fs.Bool("json", false, "write the report as JSON")
 	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines instead of stopping")

@@ -100,6 +100,12 @@ func writePolicySummary(w io.Writer, s pipeline.Stats, frames int, span time.Dur
 	if s.Unpublished > 0 {
 		fmt.Fprintf(w, ", publish:false %d", s.Unpublished)
 	}
+	if s.Sources > 0 {
+		fmt.Fprintf(w, "; J1939 sources %d", s.Sources)
+		if s.Clashes > 0 {
+			fmt.Fprintf(w, " (%d signals not published: their topic was another's)", s.Clashes)
+		}
+	}
 	if c := s.ClockSummary(); c != "" {
 		fmt.Fprintf(w, "; %s", c)
 	}

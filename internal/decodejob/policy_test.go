@@ -96,3 +96,47 @@ func TestDecodePolicyBadTail(t *testing.T) {
 		t.Errorf("decode --tail -1s: %v, want %q as a *UsageError (exit status 2)", err, want)
 	}
 }
+
+// TestDecodeWithPolicyJ1939Sources: with {sa} in the template, the
+// frames of two sources of one PGN are two streams, each with its own
+// seq from 1, and the summary counts the sources.
+func TestDecodeWithPolicyJ1939Sources(t *testing.T) {
+	f, err := dbc.Parse("j1939.dbc", []byte("VERSION \"\"\nBU_: T\nBO_ 2364540158 EEC1: 8 T\n SG_ EngineSpeed : 24|16@1+ (0.125,0) [0|8031.875] \"rpm\" T\nBA_DEF_ \"ProtocolType\" STRING ;\nBA_ \"ProtocolType\" \"J1939\";\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := dbc.Compile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capt := "(1700000000.000000) can0 0CF00400#0000000010000000\n" +
+		"(1700000000.001000) can0 18F00417#0000000020000000\n" +
+		"(1700000000.010000) can0 0CF00400#0000000011000000\n" +
+		"(1700000000.011000) can0 18F00417#0000000021000000\n"
+	var out, errb bytes.Buffer
+	err = RunPolicy(context.Background(), &out, &errb, db, "", capture.NewReader(strings.NewReader(capt), capture.Options{}), PolicyOptions{Template: "truck/{sa}/{signal}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	var e envelope.Envelope
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		topic, payload, _ := strings.Cut(line, " ")
+		if err := envelope.Parse([]byte(payload), &e); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		got = append(got, fmt.Sprintf("%s %g #%d", topic, e.Float, e.Seq))
+	}
+	want := []string{
+		"truck/00/EngineSpeed 512 #1",
+		"truck/17/EngineSpeed 1024 #1",
+		"truck/00/EngineSpeed 544 #2",
+		"truck/17/EngineSpeed 1056 #2",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(errb.String(), "; J1939 sources 2") {
+		t.Errorf("summary %q does not count 2 J1939 sources", errb.String())
+	}
+}
