@@ -304,6 +304,11 @@ func (e *Engine) Topics() []string {
 // sends its first frame.
 func (e *Engine) Streams() int { return len(e.sigs) }
 
+// Topic returns signal s's topic; for a J1939 signal kept per source
+// ({sa} in the template), its sources' topic with {sa} left in
+// ("truck/{sa}/EngineSpeed").
+func (e *Engine) Topic(s *dbc.Signal) string { return e.sigs[s.Index].topic }
+
 // Policy returns the resolved policy of signal s.
 func (e *Engine) Policy(s *dbc.Signal) Policy { return e.sigs[s.Index].pol }
 

@@ -171,9 +171,7 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 			rep.ByKind[k.String()] = float64(n) / secs
 		}
 	}
-	topics := eng.Topics()
 	var total uint64
-	ti := 0
 	var values uint64
 	for _, s := range cfg.DB.Signals {
 		values += seen[s.Index]
@@ -189,11 +187,7 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 			}
 			continue
 		}
-		topic := ""
-		if ti < len(topics) {
-			topic = topics[ti]
-		}
-		ti++
+		topic := eng.Topic(s)
 		total += envelopes[s.Index]
 		rep.Signals = append(rep.Signals, Signal{
 			Name:          s.FullName(),
