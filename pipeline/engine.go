@@ -35,9 +35,9 @@ type Engine struct {
 	begun  bool // a frame has set now
 
 	// J1939 sources (see "J1939 sources" in doc.go), when the topic
-	// template has {sa}: sources[m] is nil for a message kept as one,
-	// and for a J1939 message gives, by source address, 1 + the index in
-	// msgs of that source's state, 0 until its first frame. pos gives,
+	// template has {sa}: for a J1939 message m, sources[m] gives, by
+	// source address, 1 + the index in msgs of that source's state, 0
+	// until its first frame; it is made at the message's first frame. pos gives,
 	// by dbc.Signal.Index, a signal's position in its message. owner
 	// holds every published topic and the window's, so that a new
 	// source's topics are checked against them.
@@ -111,7 +111,6 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 				e.sources = make([][]int32, len(db.Messages))
 				e.pos = make([]int32, len(db.Signals))
 			}
-			e.sources[i] = make([]int32, 256)
 			for j, sig := range m.Signals {
 				e.pos[sig.Index] = int32(j)
 			}
@@ -125,7 +124,7 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 		s.sig = sig
 		s.id, s.tid = int32(i), e.newTimer(int32(i))
 		s.msg = msgIndex[sig.Message]
-		s.perSource = e.sources != nil && e.sources[s.msg] != nil
+		s.perSource = perSA && isJ1939(sig.Message)
 		s.pol = cfg.Policies.Resolve(sig)
 		s.setPolicy()
 		s.unit = []byte(sig.Unit)
@@ -351,8 +350,9 @@ func (e *Engine) apply(f *frame.Frame) {
 	if len(msg.Signals) == 0 {
 		return
 	}
-	m := e.sigs[msg.Signals[0].Index].msg
-	if e.sources != nil && e.sources[m] != nil {
+	s0 := &e.sigs[msg.Signals[0].Index]
+	m := s0.msg
+	if s0.perSource {
 		m = e.source(m, uint8(f.ID)) // the ID's low byte: its source address
 	}
 	first := e.msgs[m].first
@@ -374,6 +374,9 @@ func (e *Engine) apply(f *frame.Frame) {
 // (Stats.Clashes): the template's {sa} makes that all but impossible,
 // yet names can be made to meet ("{signal}{sa}" with signals A and A0).
 func (e *Engine) source(m int32, sa uint8) int32 {
+	if e.sources[m] == nil {
+		e.sources[m] = make([]int32, 256)
+	}
 	if k := e.sources[m][sa]; k != 0 {
 		return k - 1
 	}
