@@ -30,7 +30,7 @@ for f in "$log" "$pt_dbc" "$adas_dbc"; do
     [[ -f $f ]] || { echo "compare.sh: missing $f" >&2; exit 1; }
 done
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/candec-native.XXXXXX")
+work=$(mktemp -d -t candec-native.XXXXXX)
 if [[ -z ${KEEP:-} ]]; then
     trap 'rm -rf "$work"' EXIT
 else

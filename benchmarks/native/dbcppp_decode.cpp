@@ -9,9 +9,10 @@
 //
 // The program is meant to be a fair native competitor, not a naive one: each DBC is parsed once
 // into a table keyed by CAN ID, every string that repeats (the frame prefix, "Msg.Sig", units,
-// labels) is escaped once, the capture is read whole, numbers are formatted with std::to_chars and
-// the output goes through one large buffer written with fwrite. --format none decodes and throws
-// the values away (the cost of parsing and decoding alone); --stats prints where the time went.
+// labels) is escaped once, the capture is read in large blocks, numbers are formatted with
+// std::to_chars and the output goes through one large buffer written with fwrite. --format none
+// decodes and throws the values away (the cost of parsing and decoding alone); --stats prints
+// where the time went.
 //
 // What it writes follows docs/decode-output.md:
 //   - only the signals of the active multiplexer branch (simple and SG_MUL_VAL_ multiplexing);
@@ -460,7 +461,7 @@ int main(int argc, char** argv) {
         if (extended && (id & 0x20000000u)) return;  // error frame
         std::string_view rest = frame.substr(hash + 1);
         if (!rest.empty() && (rest[0] == 'R' || rest[0] == 'r')) return;  // remote frame
-        if (!rest.empty() && rest[0] == '#') rest = rest.substr(2);          // CAN FD: ##<flags><data>
+        if (!rest.empty() && rest[0] == '#') rest = rest.substr(std::min<size_t>(2, rest.size()));  // CAN FD: ##<flags><data>
 
         const Bus* bus = last_bus;
         if (!bus || iface != last_iface) {
