@@ -60,24 +60,47 @@ var longSchema = newSchema("candec_values", []column{
 
 // Long writes decoded values to one Parquet file in long form, a row
 // per value, with the columns of the JSON lines (docs/lake.md). Write
-// buffers a row group and writes it when full; Close writes the rest
-// and the footer. A Long belongs to one goroutine.
+// buffers rows a chunk at a time and hands each full chunk to be
+// written into the row group being built; Close writes the rest and the
+// footer. A Long belongs to one goroutine.
 type Long struct {
 	out       *bufio.Writer
 	w         *parquet.Writer
 	rows      int // rows a row group holds
-	buf       []longRow
+	inGroup   int // rows of the row group being built, cur's included
+	cur       []longRow
 	lines     int
 	truncated int
-	pv        [2]values // used by the row group being written
+	pv        [2]values // used by the chunk being written
 
-	// A full row group is encoded and compressed on a goroutine of its
-	// own while Write fills the next one: decoding and encoding then
-	// run on two cores. Groups are written one at a time, in order, so
-	// the file is the same whatever the timing.
-	pending chan error // the group being written; nil when none
-	spare   []longRow  // its rows, free once it is written
+	// A full chunk is encoded on a goroutine of its own while Write
+	// fills the next one: decoding and encoding then run on two cores.
+	// Chunks are written one at a time, in order, so the file is the
+	// same whatever the timing. Only the chunks in flight are in
+	// memory, not a whole row group: fresh memory (page faults) is
+	// what costs most in a short decode.
+	queue []*longJob // chunks handed on, oldest first
+	spare [][]longRow
 }
+
+// longJob is a chunk of rows being written; end marks the last of a row
+// group, after which the group is flushed.
+type longJob struct {
+	rows []longRow
+	end  bool
+	done chan struct{} // closed once written (or failed)
+	err  error
+}
+
+const (
+	// longChunk is the rows of a chunk: the parquet values of a column
+	// of a chunk stay in the CPU's cache between conversion and
+	// encoding.
+	longChunk = 4096
+	// longInFlight is the chunks handed on and not yet written at most,
+	// beyond which Write waits.
+	longInFlight = 4
+)
 
 // longRow is a buffered row: what the columns are made of when its row
 // group is written. The names, unit and label come from the signal.
@@ -143,15 +166,13 @@ func (l *Long) Write(f *frame.Frame, iface string, vals []decoder.Value) error {
 			r.flags |= rowNegInf
 		}
 		r.value = x
-		if l.buf == nil {
-			// Once, whole: growing by doubling would touch twice the
-			// memory, and fresh memory is what costs most here.
-			l.buf = make([]longRow, 0, l.rows)
+		if l.cur == nil {
+			l.cur = make([]longRow, 0, longChunk)
 		}
-		l.buf = append(l.buf, r)
+		l.cur = append(l.cur, r)
 		l.lines++
-		if len(l.buf) == l.rows {
-			if err := l.flush(); err != nil {
+		if l.inGroup++; l.inGroup == l.rows || len(l.cur) == longChunk {
+			if err := l.hand(); err != nil {
 				return err
 			}
 		}
@@ -183,42 +204,59 @@ func label(v *decoder.Value) (string, bool) {
 	return s.Label(int64(v.Raw))
 }
 
-// flush hands the buffered rows to a goroutine that writes them as a
-// row group, once the group before has been written.
-func (l *Long) flush() error {
-	if err := l.wait(); err != nil {
-		return err
+// hand hands the chunk being filled on to a goroutine that writes it,
+// once the chunk before has been written; at the end of a row group,
+// the group is flushed after it. It waits while longInFlight chunks
+// are in flight, and returns the error of any written before.
+func (l *Long) hand() error {
+	j := &longJob{rows: l.cur, end: l.inGroup == l.rows, done: make(chan struct{})}
+	if j.end {
+		l.inGroup = 0
 	}
-	if len(l.buf) == 0 {
-		return nil
+	var prev *longJob
+	if n := len(l.queue); n > 0 {
+		prev = l.queue[n-1]
 	}
-	rows := l.buf
-	l.buf, l.spare = l.spare[:0], rows
-	if l.buf == nil {
-		l.buf = make([]longRow, 0, l.rows)
+	l.queue = append(l.queue, j)
+	go func() {
+		defer close(j.done)
+		if prev != nil {
+			<-prev.done
+			if prev.err != nil {
+				j.err = prev.err
+				return
+			}
+		}
+		j.err = l.writeChunk(j.rows, j.end)
+	}()
+	l.cur = nil
+	if len(l.queue) >= longInFlight {
+		if err := l.waitOldest(); err != nil {
+			return err
+		}
 	}
-	ch := make(chan error, 1)
-	l.pending = ch
-	go func() { ch <- l.writeGroup(rows) }()
+	if n := len(l.spare); n > 0 {
+		l.cur, l.spare = l.spare[n-1][:0], l.spare[:n-1]
+	}
 	return nil
 }
 
-// wait waits for the row group being written, if any.
-func (l *Long) wait() error {
-	if l.pending == nil {
-		return nil
-	}
-	err := <-l.pending
-	l.pending = nil
-	return err
+// waitOldest waits for the oldest chunk in flight and keeps its rows'
+// memory for another.
+func (l *Long) waitOldest() error {
+	j := l.queue[0]
+	<-j.done
+	l.queue = slices.Delete(l.queue, 0, 1)
+	l.spare = append(l.spare, j.rows)
+	return j.err
 }
 
-// writeGroup writes rows as one row group. Its columns are
-// independent, so they are converted, encoded and compressed on up to
-// two goroutines (the decode has the rest of the machine); the file is
-// laid out in column order when the group is flushed, whatever the
-// timing.
-func (l *Long) writeGroup(rows []longRow) error {
+// writeChunk writes rows into the row group being built, then flushes
+// the group when end. The columns are independent, so they are
+// converted, encoded and compressed on up to two goroutines (the decode
+// has the rest of the machine); the file is laid out in column order
+// when the group is flushed, whatever the timing.
+func (l *Long) writeChunk(rows []longRow, end bool) error {
 	var next atomic.Int32
 	var g errgroup.Group
 	for k := range min(2, runtime.GOMAXPROCS(0)) {
@@ -237,101 +275,96 @@ func (l *Long) writeGroup(rows []longRow) error {
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	if !end {
+		return nil
+	}
 	return l.w.Flush()
 }
 
-// writeColumn writes column col of rows. A column is converted and
-// written a chunk of rows at a time, so that the parquet values stay in
-// the CPU's cache between the two.
-func (l *Long) writeColumn(col int, rows []longRow, pv *values) error {
-	const chunk = 4096
-	w := l.w
-	out := pv.reset(chunk)
+// writeColumn writes column col of a chunk of rows.
+func (l *Long) writeColumn(col int, part []longRow, pv *values) error {
+	if len(part) == 0 {
+		return nil
+	}
+	out := pv.reset(len(part))
 	defer func() { pv.buf = out }()
-	for lo := 0; lo < len(rows); lo += chunk {
-		part := rows[lo:min(lo+chunk, len(rows))]
-		out = out[:0]
-		switch col {
-		case lTime:
-			for i := range part {
-				out = put(out, parquet.Int64Value(part[i].time), 0, col)
-			}
-		case lBus:
-			for i := range part {
-				out = put(out, parquet.ByteArrayValue(bytesOf(part[i].bus)), 0, col)
-			}
-		case lID:
-			for i := range part {
-				out = put(out, parquet.Int64Value(int64(part[i].id)), 0, col)
-			}
-		case lSA:
-			for i := range part {
-				if part[i].flags&rowJ1939 == 0 {
-					out = put(out, parquet.Value{}, 0, col)
-				} else {
-					out = put(out, parquet.Int32Value(int32(part[i].sa)), 1, col)
-				}
-			}
-		case lMessage:
-			for i := range part {
-				out = put(out, parquet.ByteArrayValue(bytesOf(part[i].sig.Message.Name)), 0, col)
-			}
-		case lSignal:
-			for i := range part {
-				out = put(out, parquet.ByteArrayValue(bytesOf(part[i].sig.Name)), 0, col)
-			}
-		case lValue:
-			for i := range part {
-				if part[i].flags&(rowNaN|rowPosInf|rowNegInf) != 0 {
-					out = put(out, parquet.Value{}, 0, col)
-				} else {
-					out = put(out, parquet.DoubleValue(part[i].value), 1, col)
-				}
-			}
-		case lNonfinite:
-			for i := range part {
-				switch f := part[i].flags; {
-				case f&rowNaN != 0:
-					out = put(out, parquet.ByteArrayValue(nanName), 1, col)
-				case f&rowPosInf != 0:
-					out = put(out, parquet.ByteArrayValue(posInfName), 1, col)
-				case f&rowNegInf != 0:
-					out = put(out, parquet.ByteArrayValue(negInfName), 1, col)
-				default:
-					out = put(out, parquet.Value{}, 0, col)
-				}
-			}
-		case lUnit:
-			for i := range part {
-				if u := part[i].sig.Unit; u == "" {
-					out = put(out, parquet.Value{}, 0, col)
-				} else {
-					out = put(out, parquet.ByteArrayValue(bytesOf(u)), 1, col)
-				}
-			}
-		case lLabel:
-			for i := range part {
-				r := &part[i]
-				lb, ok := "", false
-				if r.flags&rowLabel != 0 {
-					lb, ok = r.sig.Label(int64(r.raw))
-				}
-				if !ok {
-					out = put(out, parquet.Value{}, 0, col)
-				} else {
-					out = put(out, parquet.ByteArrayValue(bytesOf(lb)), 1, col)
-				}
-			}
-		case lOOR:
-			for i := range part {
-				out = put(out, parquet.BooleanValue(part[i].flags&rowOOR != 0), 0, col)
+	switch col {
+	case lTime:
+		for i := range part {
+			out = put(out, parquet.Int64Value(part[i].time), 0, col)
+		}
+	case lBus:
+		for i := range part {
+			out = put(out, parquet.ByteArrayValue(bytesOf(part[i].bus)), 0, col)
+		}
+	case lID:
+		for i := range part {
+			out = put(out, parquet.Int64Value(int64(part[i].id)), 0, col)
+		}
+	case lSA:
+		for i := range part {
+			if part[i].flags&rowJ1939 == 0 {
+				out = put(out, parquet.Value{}, 0, col)
+			} else {
+				out = put(out, parquet.Int32Value(int32(part[i].sa)), 1, col)
 			}
 		}
-		if err := writeColumn(w, col, out); err != nil {
-			return err
+	case lMessage:
+		for i := range part {
+			out = put(out, parquet.ByteArrayValue(bytesOf(part[i].sig.Message.Name)), 0, col)
+		}
+	case lSignal:
+		for i := range part {
+			out = put(out, parquet.ByteArrayValue(bytesOf(part[i].sig.Name)), 0, col)
+		}
+	case lValue:
+		for i := range part {
+			if part[i].flags&(rowNaN|rowPosInf|rowNegInf) != 0 {
+				out = put(out, parquet.Value{}, 0, col)
+			} else {
+				out = put(out, parquet.DoubleValue(part[i].value), 1, col)
+			}
+		}
+	case lNonfinite:
+		for i := range part {
+			switch f := part[i].flags; {
+			case f&rowNaN != 0:
+				out = put(out, parquet.ByteArrayValue(nanName), 1, col)
+			case f&rowPosInf != 0:
+				out = put(out, parquet.ByteArrayValue(posInfName), 1, col)
+			case f&rowNegInf != 0:
+				out = put(out, parquet.ByteArrayValue(negInfName), 1, col)
+			default:
+				out = put(out, parquet.Value{}, 0, col)
+			}
+		}
+	case lUnit:
+		for i := range part {
+			if u := part[i].sig.Unit; u == "" {
+				out = put(out, parquet.Value{}, 0, col)
+			} else {
+				out = put(out, parquet.ByteArrayValue(bytesOf(u)), 1, col)
+			}
+		}
+	case lLabel:
+		for i := range part {
+			r := &part[i]
+			lb, ok := "", false
+			if r.flags&rowLabel != 0 {
+				lb, ok = r.sig.Label(int64(r.raw))
+			}
+			if !ok {
+				out = put(out, parquet.Value{}, 0, col)
+			} else {
+				out = put(out, parquet.ByteArrayValue(bytesOf(lb)), 1, col)
+			}
+		}
+	case lOOR:
+		for i := range part {
+			out = put(out, parquet.BooleanValue(part[i].flags&rowOOR != 0), 0, col)
 		}
 	}
-	return nil
+	return writeColumn(l.w, col, out)
 }
 
 var (
@@ -350,11 +383,16 @@ func (l *Long) Truncated() int { return l.truncated }
 // Close writes the last row group and the footer. The file is a valid
 // Parquet file only after Close.
 func (l *Long) Close() error {
-	if err := l.flush(); err != nil {
-		return err
+	if l.inGroup > 0 {
+		l.inGroup = l.rows // the chunk ends the group
+		if err := l.hand(); err != nil {
+			return err
+		}
 	}
-	if err := l.wait(); err != nil {
-		return err
+	for len(l.queue) > 0 {
+		if err := l.waitOldest(); err != nil {
+			return err
+		}
 	}
 	if err := l.w.Close(); err != nil {
 		return err
