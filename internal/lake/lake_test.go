@@ -15,6 +15,7 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
 )
 
@@ -400,4 +401,19 @@ func TestIntegerColumn(t *testing.T) {
 			t.Errorf("IntegerColumn(%+v) = %v, want %v", c.s, got, c.want)
 		}
 	}
+}
+
+// number returns v as the lake stores it, by the number rule of the
+// JSON lines (decoder.Tidy), or, for NaN and ±Inf, the nonfinite name
+// that stands for it: the reference the writers are checked against.
+func number(v *decoder.Value) (float64, string) {
+	switch {
+	case v.Flags&decoder.Unsigned != 0:
+		return float64(v.Uint()), ""
+	case v.Flags&decoder.Exact != 0:
+		return float64(v.Int), ""
+	case math.IsNaN(v.Phys) || math.IsInf(v.Phys, 0):
+		return 0, envelope.NonFinite(v.Phys)
+	}
+	return decoder.Tidy(v), ""
 }
