@@ -49,7 +49,7 @@ type Writer struct {
 }
 
 // bufSize is what Writer buffers before it writes to its output.
-const bufSize = 64 << 10
+const bufSize = 256 << 10
 
 // Header is the first line of the CSV output: its columns, the keys of
 // the JSON objects in the same order.
