@@ -370,7 +370,7 @@ func (w *Writer) flush(tb *table) error {
 		if err != nil {
 			return err
 		}
-		tb.tmp, tb.out = f, bufio.NewWriterSize(f, 256<<10)
+		tb.tmp, tb.out = f, bufio.NewWriterSize(f, 32<<10)
 		tb.pw = parquet.NewWriter(tb.out, tb.lo.schema, parquet.Compression(codec))
 	}
 	pw, p, lo := tb.pw, &w.pv, tb.lo
