@@ -144,6 +144,7 @@ type Writer struct {
 	// Parquet writer rather than making new ones (fresh memory is what
 	// costs most in a decode of many short captures).
 	idle map[*dbc.Message][]*table
+	bus  []string // a table's bus column, made when it is written
 }
 
 type tableKey struct {
@@ -173,6 +174,7 @@ type sigDef struct {
 	s        *dbc.Signal
 	integer  bool
 	labelled bool
+	scale    float64 // decoder.ScaleDecimals, worked out once
 }
 
 // Fixed columns of every table.
@@ -219,7 +221,8 @@ func (w *Writer) layout(m *dbc.Message) *layout {
 		if !matches(w.lake.cfg.Signals, s) {
 			continue
 		}
-		d := sigDef{s: s, integer: IntegerColumn(s), labelled: len(s.Values) > 0 && s.Type == dbc.Integer}
+		d := sigDef{s: s, integer: IntegerColumn(s), labelled: len(s.Values) > 0 && s.Type == dbc.Integer,
+			scale: decoder.ScaleDecimals(s.Factor, s.Offset)}
 		lo.slot[s.Index-lo.base] = len(lo.sigs)
 		lo.sigs = append(lo.sigs, d)
 		node := doubleNode
@@ -340,7 +343,7 @@ func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error
 				c.ints.v[n], c.ints.valid[n] = v.Int, true
 			}
 		} else {
-			c.floats.v[n], c.floats.valid[n] = decoder.Tidy(v), true
+			c.floats.v[n], c.floats.valid[n] = tidy(v, lo.sigs[lo.slot[j]].scale), true
 		}
 		if lo.sigs[lo.slot[j]].labelled {
 			if l, ok := label(v); ok {
@@ -393,7 +396,10 @@ func (w *Writer) flush(tb *table) error {
 	if err := writeColumn(pw, tTime, p.int64s(&tb.time, tTime)); err != nil {
 		return err
 	}
-	bus := strs{v: make([]string, tb.n)}
+	if cap(w.bus) < tb.n {
+		w.bus = make([]string, tb.n)
+	}
+	bus := strs{v: w.bus[:tb.n]}
 	for i := range bus.v {
 		bus.v[i] = tb.key.bus
 	}
