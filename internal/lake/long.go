@@ -85,25 +85,34 @@ type Long struct {
 	// fresh memory (page faults) is what costs most in a short decode.
 	queue   []*longJob // chunks handed on, oldest first
 	spare   [][]longRow
-	last    *longJob         // the chunk handed on last
-	pv      [lColumns]values // each column's parquet values
-	failed  atomic.Bool      // a column failed: err says why
+	cols    [lColumns]longColumn
+	failed  atomic.Bool // a column failed: err says why
 	errOnce sync.Once
 	err     error
 }
 
-// longJob is a chunk of rows being written. Its columns are written
-// each on a goroutine, after the same column of the chunk before
-// (after), and the chunk that ends a row group flushes the group
-// once every column has been written.
+// longColumn is the chunks a column has still to write. A goroutine
+// writes them while there are any (run, made once, starts it without
+// an allocation), and ends when there are none: a Long that is never
+// closed leaves no goroutine behind.
+type longColumn struct {
+	mu      sync.Mutex
+	queue   []*longJob
+	running bool
+	run     func()
+	pv      values // the column's parquet values
+}
+
+// longJob is a chunk of rows being written, a column at a time by the
+// columns' goroutines; the chunk that ends a row group flushes the
+// group once every column has been written.
 type longJob struct {
-	rows    []longRow
-	sigs    []longSig // the signals and interfaces of the rows: what the
-	buses   [][]byte  // tables held when the chunk was handed on
-	end     bool
-	left    atomic.Int32            // columns still to write
-	colDone [lColumns]chan struct{} // closed when the column is written
-	done    chan struct{}           // closed when every column is (and the group flushed)
+	rows  []longRow
+	sigs  []longSig // the signals and interfaces of the rows: what the
+	buses [][]byte  // tables held when the chunk was handed on
+	end   bool
+	left  atomic.Int32  // columns still to write
+	done  chan struct{} // closed when every column is (and the group flushed)
 }
 
 const (
@@ -355,18 +364,19 @@ func (l *Long) hand() error {
 		l.inGroup = 0
 	}
 	j.left.Store(lColumns)
-	prev := l.last
-	for col := range lColumns {
-		j.colDone[col] = make(chan struct{})
-		if j.end {
-			// The next group's rows wait for this group's flush.
-			j.colDone[col] = j.done
+	for col := range l.cols {
+		c := &l.cols[col]
+		c.mu.Lock()
+		c.queue = append(c.queue, j)
+		if !c.running {
+			c.running = true
+			if c.run == nil {
+				c.run = func() { l.writeChunks(col) }
+			}
+			go c.run()
 		}
+		c.mu.Unlock()
 	}
-	for col := range lColumns {
-		go l.writeColumnOf(j, prev, col)
-	}
-	l.last = j
 	l.queue = append(l.queue, j)
 	l.cur = nil
 	if len(l.queue) >= longInFlight {
@@ -380,33 +390,38 @@ func (l *Long) hand() error {
 	return nil
 }
 
-// writeColumnOf writes column col of chunk j once the chunk before
-// (prev, nil for none) has had it written.
-func (l *Long) writeColumnOf(j, prev *longJob, col int) {
-	if prev != nil {
-		<-prev.colDone[col]
-	}
-	if !l.failed.Load() {
-		if err := l.writeColumn(col, j, &l.pv[col]); err != nil {
-			l.fail(err)
+// writeChunks writes column col of the chunks handed on, in order,
+// until there are none.
+func (l *Long) writeChunks(col int) {
+	c := &l.cols[col]
+	for {
+		c.mu.Lock()
+		if len(c.queue) == 0 {
+			c.running = false
+			c.mu.Unlock()
+			return
+		}
+		j := c.queue[0]
+		c.queue = slices.Delete(c.queue, 0, 1)
+		c.mu.Unlock()
+		if !l.failed.Load() {
+			if err := l.writeColumn(col, j, &c.pv); err != nil {
+				l.fail(err)
+			}
+		}
+		switch {
+		case j.left.Add(-1) == 0:
+			// The chunk's last column: every column of it is written.
+			if j.end && !l.failed.Load() {
+				if err := l.w.Flush(); err != nil {
+					l.fail(err)
+				}
+			}
+			close(j.done)
+		case j.end:
+			<-j.done // the next group's rows wait for this group's flush
 		}
 	}
-	if j.left.Add(-1) > 0 {
-		if !j.end {
-			close(j.colDone[col])
-		}
-		return
-	}
-	// The last column of the chunk: every column of it is written.
-	if j.end && !l.failed.Load() {
-		if err := l.w.Flush(); err != nil {
-			l.fail(err)
-		}
-	}
-	if !j.end {
-		close(j.colDone[col])
-	}
-	close(j.done)
 }
 
 // fail records the first error of a column or a flush.
