@@ -259,13 +259,16 @@ func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
 	g, gctx := errgroup.WithContext(ctx)
 	for range min(m.cfg.Jobs, len(m.files)) {
 		g.Go(func() error {
+			// One writer for the worker's captures: each takes over the
+			// memory of the one before.
+			w := lk.NewWriter()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= len(m.files) || gctx.Err() != nil {
 					return nil
 				}
-				w := lk.NewWriter()
-				r := m.decodeFile(gctx, m.files[i], true, w.Write, w.Truncated)
+				files0, rows0, trunc0 := w.Files(), w.Rows(), w.Truncated()
+				r := m.decodeFile(gctx, m.files[i], true, w.Write, func() int { return w.Truncated() - trunc0 })
 				if r.err == nil {
 					if err := w.Commit(r.hash); err != nil {
 						r.err = &WriteError{fmt.Errorf("decode: write lake: %w", err)}
@@ -280,8 +283,8 @@ func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
 					return err
 				}
 				mu.Lock()
-				files += w.Files()
-				rows += w.Rows()
+				files += w.Files() - files0
+				rows += w.Rows() - rows0
 				mu.Unlock()
 			}
 		})

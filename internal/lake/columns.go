@@ -38,16 +38,6 @@ func (p *values) reset(n int) []parquet.Value {
 	return p.buf[:0]
 }
 
-// put appends v with its definition level (1 for a value of an
-// optional column, else 0) and column index. It sets the levels in
-// place: Value.Level, which copies and checks, costs more than the rest
-// of a column's conversion.
-func put(out []parquet.Value, v parquet.Value, def, col int) []parquet.Value {
-	v.SetDefinitionLevel(def)
-	v.SetColumnIndex(col)
-	return append(out, v)
-}
-
 func level(v parquet.Value, valid []bool, i, col int) parquet.Value {
 	switch {
 	case valid == nil:

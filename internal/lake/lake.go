@@ -124,9 +124,10 @@ func Open(cfg Config) (*Lake, error) {
 	return &Lake{cfg: cfg}, nil
 }
 
-// Writer writes the tables of one input: Write its decoded frames, then
-// Commit with the input's hash, or Abort. Writers of one Lake work in
-// parallel (each on its own goroutine); a Writer belongs to one.
+// Writer writes the tables of one input at a time: Write its decoded
+// frames, then Commit with the input's hash, or Abort; then the next
+// input's, if any. Writers of one Lake work in parallel (each on its
+// own goroutine); a Writer belongs to one.
 type Writer struct {
 	lake     *Lake
 	schemas  map[*dbc.Message]*layout
@@ -138,6 +139,12 @@ type Writer struct {
 	rows     int64
 	files    int
 	trunc    int
+	// idle holds the tables of the inputs committed, by message: the
+	// next input's table of the message takes over its buffers and
+	// Parquet writer rather than making new ones (fresh memory is what
+	// costs most in a decode of many short captures).
+	idle map[*dbc.Message][]*table
+	bus  []string // a table's bus column, made when it is written
 }
 
 type tableKey struct {
@@ -146,9 +153,9 @@ type tableKey struct {
 	day int64
 }
 
-// NewWriter returns a Writer for one input.
+// NewWriter returns a Writer, for one input or several in turn.
 func (l *Lake) NewWriter() *Writer {
-	return &Writer{lake: l, schemas: map[*dbc.Message]*layout{}, tables: map[tableKey]*table{}}
+	return &Writer{lake: l, schemas: map[*dbc.Message]*layout{}, tables: map[tableKey]*table{}, idle: map[*dbc.Message][]*table{}}
 }
 
 // layout is a message's table schema: the columns and, per signal of
@@ -167,6 +174,7 @@ type sigDef struct {
 	s        *dbc.Signal
 	integer  bool
 	labelled bool
+	scale    float64 // decoder.ScaleDecimals, worked out once
 }
 
 // Fixed columns of every table.
@@ -213,7 +221,8 @@ func (w *Writer) layout(m *dbc.Message) *layout {
 		if !matches(w.lake.cfg.Signals, s) {
 			continue
 		}
-		d := sigDef{s: s, integer: IntegerColumn(s), labelled: len(s.Values) > 0 && s.Type == dbc.Integer}
+		d := sigDef{s: s, integer: IntegerColumn(s), labelled: len(s.Values) > 0 && s.Type == dbc.Integer,
+			scale: decoder.ScaleDecimals(s.Factor, s.Offset)}
 		lo.slot[s.Index-lo.base] = len(lo.sigs)
 		lo.sigs = append(lo.sigs, d)
 		node := doubleNode
@@ -271,12 +280,16 @@ func (w *Writer) table(m *dbc.Message, bus string, t int64) *table {
 	if !ok {
 		lo := w.layout(m)
 		date := time.Unix(0, day*dayNanos).UTC().Format("2006-01-02")
-		tb = &table{key: k, lo: lo, vals: make([]sigCol, len(lo.sigs)),
-			dir: filepath.Join(w.lake.cfg.Dir, "message="+escape(m.Name), "date="+date)}
-		for i, d := range lo.sigs {
-			c := &tb.vals[i]
-			c.ints.valid, c.floats.valid, c.label.valid = []bool{}, []bool{}, []bool{}
-			_ = d
+		dir := filepath.Join(w.lake.cfg.Dir, "message="+escape(m.Name), "date="+date)
+		if idle := w.idle[m]; len(idle) > 0 {
+			tb, w.idle[m] = idle[len(idle)-1], idle[:len(idle)-1]
+			tb.key, tb.dir, tb.wrote = k, dir, false
+		} else {
+			tb = &table{key: k, lo: lo, vals: make([]sigCol, len(lo.sigs)), dir: dir}
+			for i := range tb.vals {
+				c := &tb.vals[i]
+				c.ints.valid, c.floats.valid, c.label.valid = []bool{}, []bool{}, []bool{}
+			}
 		}
 		w.tables[k] = tb
 		w.order = append(w.order, tb)
@@ -330,7 +343,7 @@ func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error
 				c.ints.v[n], c.ints.valid[n] = v.Int, true
 			}
 		} else {
-			c.floats.v[n], c.floats.valid[n] = decoder.Tidy(v), true
+			c.floats.v[n], c.floats.valid[n] = tidy(v, lo.sigs[lo.slot[j]].scale), true
 		}
 		if lo.sigs[lo.slot[j]].labelled {
 			if l, ok := label(v); ok {
@@ -362,7 +375,7 @@ func (w *Writer) flush(tb *table) error {
 	if tb.n == 0 {
 		return nil
 	}
-	if tb.pw == nil {
+	if tb.tmp == nil {
 		if err := os.MkdirAll(tb.dir, 0o755); err != nil {
 			return err
 		}
@@ -370,14 +383,23 @@ func (w *Writer) flush(tb *table) error {
 		if err != nil {
 			return err
 		}
-		tb.tmp, tb.out = f, bufio.NewWriterSize(f, 256<<10)
-		tb.pw = parquet.NewWriter(tb.out, tb.lo.schema, parquet.Compression(codec))
+		tb.tmp = f
+		if tb.pw == nil {
+			tb.out = bufio.NewWriterSize(f, 32<<10)
+			tb.pw = parquet.NewWriter(tb.out, tb.lo.schema, parquet.Compression(codec))
+		} else { // a table of an input before: its writer starts a file again
+			tb.out.Reset(f)
+			tb.pw.Reset(tb.out)
+		}
 	}
 	pw, p, lo := tb.pw, &w.pv, tb.lo
 	if err := writeColumn(pw, tTime, p.int64s(&tb.time, tTime)); err != nil {
 		return err
 	}
-	bus := strs{v: make([]string, tb.n)}
+	if cap(w.bus) < tb.n {
+		w.bus = make([]string, tb.n)
+	}
+	bus := strs{v: w.bus[:tb.n]}
 	for i := range bus.v {
 		bus.v[i] = tb.key.bus
 	}
@@ -476,6 +498,7 @@ func (w *Writer) Commit(input string) error {
 		}
 		tb.tmp = nil
 		w.files++
+		w.idle[tb.key.msg] = append(w.idle[tb.key.msg], tb)
 	}
 	w.order, w.tables, w.last = nil, map[tableKey]*table{}, nil
 	return nil
@@ -490,7 +513,7 @@ func (w *Writer) Abort() {
 			os.Remove(tb.tmp.Name())
 		}
 	}
-	w.order, w.tables, w.last = nil, map[tableKey]*table{}, nil
+	w.order, w.tables, w.last, w.buffered = nil, map[tableKey]*table{}, nil, 0
 }
 
 // escape makes a name safe as a path element and a Hive partition

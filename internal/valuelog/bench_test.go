@@ -9,22 +9,32 @@ import (
 	"github.com/yukart/candec/frame"
 )
 
-// BenchmarkWriteJSON writes one frame of three values: exact, scaled
-// (tidied) and float32 (shortest form).
-func BenchmarkWriteJSON(b *testing.B) {
+// benchFrame is one frame of three values: exact, scaled (tidied) and
+// float32 (shortest form), of signals indexed as a Database indexes
+// them.
+func benchFrame() (*frame.Frame, []decoder.Value) {
 	m := &dbc.Message{Name: "MCU_MotorStatus", ID: 0xA0, Length: 8}
-	exact := &dbc.Signal{Name: "MOT_Speed", Message: m, Factor: 1, Unit: "rpm"}
-	scaled := &dbc.Signal{Name: "MOT_Torque", Message: m, Factor: 0.1, Unit: "Nm"}
-	f32 := &dbc.Signal{Name: "IMU_AccelX", Message: m, Type: dbc.Float32, Factor: 1, Unit: "m/s^2"}
+	exact := &dbc.Signal{Name: "MOT_Speed", Message: m, Index: 0, Factor: 1, Unit: "rpm"}
+	scaled := &dbc.Signal{Name: "MOT_Torque", Message: m, Index: 1, Factor: 0.1, Unit: "Nm"}
+	f32 := &dbc.Signal{Name: "IMU_AccelX", Message: m, Index: 2, Type: dbc.Float32, Factor: 1, Unit: "m/s^2"}
+	m.Signals = []*dbc.Signal{exact, scaled, f32}
 	vals := []decoder.Value{
 		{Signal: exact, Raw: 1200, Int: 1200, Phys: 1200, Flags: decoder.Exact},
 		{Signal: scaled, Raw: 7, Phys: 7 * 0.1},
 		{Signal: f32, Phys: float64(float32(0.0972878)), Flags: decoder.Float | decoder.OutOfRange},
 	}
-	f := &frame.Frame{Time: 1791563856001301000, ID: 0xA0, Len: 8}
-	w := NewWriter(io.Discard, JSON)
+	return &frame.Frame{Time: 1791563856001301000, ID: 0xA0, Len: 8}, vals
+}
+
+func benchWrite(b *testing.B, format Format) {
+	f, vals := benchFrame()
+	w := NewWriter(io.Discard, format)
 	b.ReportAllocs()
 	for b.Loop() {
 		w.Write(f, "can0", vals)
 	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(vals)), "ns/line")
 }
+
+func BenchmarkWriteJSON(b *testing.B) { benchWrite(b, JSON) }
+func BenchmarkWriteCSV(b *testing.B)  { benchWrite(b, CSV) }

@@ -1,11 +1,11 @@
 package valuelog
 
 import (
-	"bufio"
 	"io"
 	"math"
 	"strconv"
 
+	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
@@ -33,13 +33,23 @@ func ParseFormat(s string) (Format, bool) {
 
 // Writer writes decoded values. It buffers; call Flush at the end.
 type Writer struct {
-	w         *bufio.Writer
+	out       io.Writer
+	err       error // the first error of out, returned from then on
 	format    Format
-	buf       []byte
+	buf       []byte // whole lines not yet written to out
+	pre       []byte // the fields of the frame being written
 	header    bool
 	truncated int
 	lines     int
+	// The text of each message's signals, made when a message is first
+	// written: a line is then its frame's fields, the signal's and the
+	// value.
+	msgs map[*dbc.Message]*msgText
+	last *msgText
 }
+
+// bufSize is what Writer buffers before it writes to its output.
+const bufSize = 256 << 10
 
 // Header is the first line of the CSV output: its columns, the keys of
 // the JSON objects in the same order.
@@ -47,36 +57,82 @@ const Header = "t,ts,bus,id,signal,value,nonfinite,unit,label,oor\n"
 
 // NewWriter returns a Writer of the given format.
 func NewWriter(w io.Writer, f Format) *Writer {
-	return &Writer{w: bufio.NewWriterSize(w, 64<<10), format: f, buf: make([]byte, 0, 256)}
+	return &Writer{out: w, format: f, buf: make([]byte, 0, bufSize+4<<10), pre: make([]byte, 0, 128), msgs: map[*dbc.Message]*msgText{}}
 }
 
 // Write writes one line per value of frame f, received on interface iface.
 // Truncated values (signals past the end of a short frame) are not
 // written; Truncated counts them.
 func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error {
+	if w.err != nil {
+		return w.err
+	}
 	if w.format == CSV && !w.header {
 		w.header = true
-		if _, err := w.w.WriteString(Header); err != nil {
-			return err
-		}
+		w.buf = append(w.buf, Header...)
 	}
+	if len(vals) > 0 {
+		w.buf = w.appendFrame(w.buf, f, iface, vals)
+	}
+	if len(w.buf) >= bufSize {
+		return w.Flush()
+	}
+	return nil
+}
+
+// appendFrame appends the lines of the values of frame f. The fields of
+// the frame that begin each line (t, ts, bus, id) are formatted once.
+func (w *Writer) appendFrame(b []byte, f *frame.Frame, iface string, vals []decoder.Value) []byte {
+	if w.format == CSV {
+		w.pre = appendCSVFrame(w.pre[:0], f, iface)
+	} else {
+		w.pre = appendJSONFrame(w.pre[:0], f, iface)
+	}
+	m := w.text(vals[0].Signal)
 	for i := range vals {
 		v := &vals[i]
 		if v.Flags&decoder.Truncated != 0 {
 			w.truncated++
 			continue
 		}
-		if w.format == CSV {
-			w.buf = appendCSV(w.buf[:0], f, iface, v)
-		} else {
-			w.buf = appendJSON(w.buf[:0], f, iface, v)
-		}
-		if _, err := w.w.Write(w.buf); err != nil {
-			return err
-		}
 		w.lines++
+		st := m.signal(v.Signal)
+		if st == nil {
+			// A value whose signal is not among its message's: no text
+			// was made for it.
+			if w.format == CSV {
+				b = appendCSV(b, f, iface, v)
+			} else {
+				b = appendJSON(b, f, iface, v)
+			}
+			continue
+		}
+		b = append(b, w.pre...)
+		if w.format == CSV {
+			b = st.appendCSV(b, v)
+		} else {
+			b = st.appendJSON(b, v)
+		}
 	}
-	return nil
+	return b
+}
+
+// text returns the text of the signals of s's message.
+func (w *Writer) text(s *dbc.Signal) *msgText {
+	if s == nil || s.Message == nil {
+		return nil
+	}
+	m := s.Message
+	if w.last != nil && w.last.msg == m {
+		return w.last
+	}
+	t, ok := w.msgs[m]
+	if !ok {
+		t = newMsgText(m, w.format)
+		w.msgs[m] = t
+	}
+	w.last = t
+	return t
 }
 
 // Lines returns how many values Write has written, one line each (the
@@ -86,11 +142,28 @@ func (w *Writer) Lines() int { return w.lines }
 // Flush writes any buffered data. Everything written so far is whole
 // lines, so output flushed at any time between Writes ends with a whole
 // line.
-func (w *Writer) Flush() error { return w.w.Flush() }
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.buf) == 0 {
+		return nil
+	}
+	n, err := w.out.Write(w.buf)
+	if err == nil && n < len(w.buf) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		w.err = err
+		return err
+	}
+	w.buf = w.buf[:0]
+	return nil
+}
 
 // Close writes what is buffered, as Flush; it leaves the output open,
 // and is there so that a Writer ends like the other writers of values.
-func (w *Writer) Close() error { return w.w.Flush() }
+func (w *Writer) Close() error { return w.Flush() }
 
 // Truncated returns how many values Write left out because their
 // signal did not fit in a short frame.
@@ -145,6 +218,9 @@ func outOfRange(v *decoder.Value) bool {
 	return v.Flags&decoder.OutOfRange != 0
 }
 
+// appendJSON appends v's JSON line from nothing: for a value whose
+// signal has no text (see msgText), and the reference the lines made
+// from a message's text are tested against.
 func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte {
 	s := v.Signal
 	b = append(b, `{"t":`...)
@@ -185,6 +261,7 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 	return append(b, "}\n"...)
 }
 
+// appendCSV appends v's CSV row from nothing, as appendJSON its line.
 func appendCSV(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte {
 	s := v.Signal
 	b = AppendSeconds(b, f.Time)
