@@ -5,15 +5,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
-	"strconv"
-
-	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/realdata"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/realdata"
 )
 
 // TestMF4Formats compares every MF4 file of the formats folder with its

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +12,9 @@ import (
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
+
+	"github.com/yukart/candec/internal/decodejob"
+	"github.com/yukart/candec/internal/lake"
 )
 
 var idleLog = filepath.Join("..", "..", "testdata", "idle.log")
@@ -223,5 +227,44 @@ func TestDecodeParquetLong(t *testing.T) {
 	}
 	if !bytes.Equal(many.Bytes(), jsonl.Bytes()) {
 		t.Errorf("the decode of the parts (%d bytes) is not that of the whole capture (%d bytes)", many.Len(), jsonl.Len())
+	}
+}
+
+// TestDecodeLakeBusy: a decode into a lake that another run holds is
+// refused at once, naming the lake; the next run removes the temporary
+// files a killed run left, and says how many.
+func TestDecodeLakeBusy(t *testing.T) {
+	outDir := filepath.Join(t.TempDir(), "lake")
+	if stderr, err := runDecodeArgs(t, "--dbc", yukartDBC, "--out-dir", outDir, idleLog); err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	h, err := decodejob.DBCs{All: []string{yukartDBC}}.Hash()
+	if err != nil {
+		t.Fatal(err)
+	}
+	held, err := lake.Open(lake.Config{Dir: outDir, DBC: h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = runDecodeArgs(t, "--dbc", yukartDBC, "--out-dir", outDir, idleLog)
+	held.Close()
+	if err == nil || !strings.Contains(err.Error(), "another candec run is writing the lake: "+outDir) {
+		t.Errorf("a decode into a held lake: got %v, want it refused naming %s", err, outDir)
+	}
+
+	parts, _ := filepath.Glob(filepath.Join(outDir, "message=*", "date=*"))
+	if len(parts) == 0 {
+		t.Fatal("no partition in the lake")
+	}
+	left := writeFile(t, parts[0], ".candec-123.tmp", "PAR1")
+	stderr, err := runDecodeArgs(t, "--dbc", yukartDBC, "--out-dir", outDir, idleLog)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "; 1 temporary files of an unfinished run removed") {
+		t.Errorf("stderr %q: want the temporary file removed counted", stderr)
+	}
+	if _, err := os.Stat(left); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s is still there (%v)", left, err)
 	}
 }

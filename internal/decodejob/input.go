@@ -14,8 +14,9 @@ import (
 // a pipe, FIFO or terminal read through a liveReader.
 type input struct {
 	r     io.Reader
-	n     int64 // bytes read, for the progress line
-	size  int64 // 0 when unknown
+	f     *os.File // the regular file, or nil
+	n     int64    // bytes read, for the progress line
+	size  int64    // 0 when unknown
 	close func()
 }
 
@@ -23,6 +24,41 @@ func (in *input) Read(p []byte) (int, error) {
 	n, err := in.r.Read(p)
 	in.n += int64(n)
 	return n, err
+}
+
+// source returns what to read the capture from: in, or for a regular
+// file in with random access to the file (seekFile), which a format
+// that must seek (MF4) then reads in place rather than copy.
+func (in *input) source() io.Reader {
+	if in.f == nil {
+		return in
+	}
+	return &seekFile{Reader: in, f: in.f, count: func(n int) { in.n += int64(n) }}
+}
+
+// seekFile is a counting reader of a regular file, f, with ReadAt and
+// Seek of f beside it: capture.NewSource hands an io.ReaderAt and
+// io.Seeker as it is to a format that needs random access, while the
+// bytes read at random are counted too.
+type seekFile struct {
+	io.Reader // reads f through the counting
+	f         *os.File
+	count     func(n int)
+	random    bool // f was read at random: Read did not see its content in order
+}
+
+func (s *seekFile) ReadAt(p []byte, off int64) (int, error) {
+	n, err := s.f.ReadAt(p, off)
+	s.random = true
+	s.count(n)
+	return n, err
+}
+
+func (s *seekFile) Seek(offset int64, whence int) (int64, error) {
+	if offset != 0 || whence != io.SeekCurrent {
+		s.random = true
+	}
+	return s.f.Seek(offset, whence)
 }
 
 // openInput opens a capture file, or stdin for "-". A source that is not
@@ -51,7 +87,7 @@ func openInput(ctx context.Context, stdin io.Reader, name string, idle func()) (
 			close()
 			return nil, fmt.Errorf("decode: %s is a directory, not a capture", name)
 		case err == nil && fi.Mode().IsRegular():
-			return &input{r: f, size: fi.Size(), close: close}, nil
+			return &input{r: f, f: f, size: fi.Size(), close: close}, nil
 		}
 	}
 	lr := newLiveReader(ctx, r, idle)
@@ -187,9 +223,11 @@ func (p *decodeProgress) update(frames int64, in *input) {
 	detail := fmt.Sprintf("%d frames", frames)
 	st := progress.State{Label: "decode " + p.name, Detail: detail}
 	if p.size > 0 && in.n > 0 {
-		// Scale the bar by bytes read: elapsed so far over the projected total.
+		// Scale the bar by bytes read: elapsed so far over the projected
+		// total. A file read at random (MF4) may be read more than once
+		// in places.
 		st.Done = el
-		st.Total = time.Duration(float64(el) * float64(p.size) / float64(in.n))
+		st.Total = time.Duration(float64(el) * float64(p.size) / float64(min(in.n, p.size)))
 	}
 	p.bar.Update(now, st)
 }

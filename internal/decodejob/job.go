@@ -160,7 +160,7 @@ func decodeOne(ctx context.Context, cfg *Config, db *dbc.Database, sel *busDecod
 	defer in.close()
 	// The head of the capture shows its format (on a pipe, the first
 	// line is enough), before the output is created.
-	src, err := capture.NewSource(in, capture.Options{SkipInvalid: cfg.SkipInvalid})
+	src, err := capture.NewSource(in.source(), capture.Options{SkipInvalid: cfg.SkipInvalid})
 	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("decode %s: interrupted after 0 frames: %w", shown, ctx.Err())

@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -115,10 +116,15 @@ func (c *countingReader) Read(p []byte) (int, error) {
 		if c.h != nil {
 			c.h.Write(p[:n])
 		}
-		c.n.Add(int64(n))
-		c.read += int64(n)
+		c.count(n)
 	}
 	return n, err
+}
+
+// count counts n bytes read.
+func (c *countingReader) count(n int) {
+	c.n.Add(int64(n))
+	c.read += int64(n)
 }
 
 // manyRun is the state of a decode of many captures.
@@ -130,6 +136,8 @@ type manyRun struct {
 	frames atomic.Int64
 	done   atomic.Int64
 	total  int64 // bytes of every file
+
+	removed int // temporary files of an earlier run, removed from the lake
 }
 
 // decodeFile decodes one capture to write. It hashes the bytes read
@@ -145,7 +153,8 @@ func (m *manyRun) decodeFile(ctx context.Context, in inputFile, wantHash bool, w
 		cr.h = sha256.New()
 	}
 	defer func() { m.bytes.Add(in.size - cr.read) }() // a file read in part counts whole
-	src, err := capture.NewSource(cr, capture.Options{SkipInvalid: m.cfg.SkipInvalid})
+	sf := &seekFile{Reader: cr, f: f, count: cr.count}
+	src, err := capture.NewSource(sf, capture.Options{SkipInvalid: m.cfg.SkipInvalid})
 	if err != nil {
 		return fileResult{err: fmt.Errorf("decode %s: %w", in.path, err), noFmt: errors.Is(err, capture.ErrFormat)}
 	}
@@ -155,6 +164,14 @@ func (m *manyRun) decodeFile(ctx context.Context, in inputFile, wantHash bool, w
 	m.frames.Add(sel.frames - last)
 	sel.skipped = src.Skipped()
 	r := fileResult{err: err, counts: decodeCounts{buses: sel.Buses(), unseen: sel.Unseen(), frames: sel.frames, skipped: sel.skipped, truncated: truncated()}}
+	if wantHash && sf.random && err == nil {
+		// Read at random (MF4): what went through the hash is not the
+		// content in order, so the content is hashed on its own.
+		cr.h.Reset()
+		if _, err := io.Copy(cr.h, io.NewSectionReader(f, 0, math.MaxInt64)); err != nil {
+			r.err = fmt.Errorf("decode %s: %w", in.path, err)
+		}
+	}
 	if wantHash {
 		r.hash = hex.EncodeToString(cr.h.Sum(nil))[:16]
 	}
@@ -211,6 +228,9 @@ func decodeMany(ctx context.Context, cfg *Config, sel *busDecoders) error {
 	if skipped > 0 {
 		line += fmt.Sprintf("; %d captures skipped (--skip-invalid)", skipped)
 	}
+	if m.removed > 0 {
+		line += fmt.Sprintf("; %d temporary files of an unfinished run removed", m.removed)
+	}
 	fmt.Fprintln(cfg.Stderr, line)
 	return nil
 }
@@ -249,6 +269,8 @@ func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("decode: %w", err)
 	}
+	defer lk.Close()
+	m.removed = lk.Removed()
 	results := make([]fileResult, len(m.files))
 	var (
 		next  atomic.Int64
@@ -264,8 +286,11 @@ func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
 			w := lk.NewWriter()
 			for {
 				i := int(next.Add(1) - 1)
-				if i >= len(m.files) || gctx.Err() != nil {
+				if i >= len(m.files) {
 					return nil
+				}
+				if err := gctx.Err(); err != nil {
+					return err // captures left undecoded: the run did not end
 				}
 				files0, rows0, trunc0 := w.Files(), w.Rows(), w.Truncated()
 				r := m.decodeFile(gctx, m.files[i], true, w.Write, func() int { return w.Truncated() - trunc0 })

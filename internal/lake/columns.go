@@ -27,6 +27,13 @@ type strs struct {
 	valid []bool
 }
 
+// lists is a column of lists of strings, null where a row's list is
+// empty: the strings of row i are v[end[i-1]:end[i]].
+type lists struct {
+	v   []string
+	end []int32
+}
+
 // values turns buffered columns into the parquet values of a column,
 // reusing its buffer.
 type values struct{ buf []parquet.Value }
@@ -36,6 +43,14 @@ func (p *values) reset(n int) []parquet.Value {
 		p.buf = make([]parquet.Value, 0, n)
 	}
 	return p.buf[:0]
+}
+
+// put appends v with its definition level and column index, setting
+// the levels in place.
+func put(out []parquet.Value, v parquet.Value, def, col int) []parquet.Value {
+	v.SetDefinitionLevel(def)
+	v.SetColumnIndex(col)
+	return append(out, v)
 }
 
 func level(v parquet.Value, valid []bool, i, col int) parquet.Value {
@@ -81,6 +96,31 @@ func (p *values) strs(c *strs, col int) []parquet.Value {
 	out := p.reset(len(c.v))
 	for i, x := range c.v {
 		out = append(out, level(parquet.ByteArrayValue(bytesOf(x)), c.valid, i, col))
+	}
+	p.buf = out
+	return out
+}
+
+// lists gives a row with no string one null value, and a row with
+// some a value per string, the first starting the row (repetition level
+// 0), each at the definition level of a present element (2: the
+// optional list and its repeated group).
+func (p *values) lists(c *lists, col int) []parquet.Value {
+	out := p.reset(len(c.end) + len(c.v))
+	start := int32(0)
+	for _, end := range c.end {
+		if end == start {
+			out = put(out, parquet.Value{}, 0, col)
+			continue
+		}
+		for i := start; i < end; i++ {
+			v := parquet.ByteArrayValue(bytesOf(c.v[i]))
+			if i > start {
+				v.SetRepetitionLevel(1)
+			}
+			out = put(out, v, 2, col)
+		}
+		start = end
 	}
 	p.buf = out
 	return out

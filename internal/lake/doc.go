@@ -15,13 +15,30 @@
 //
 // # Whole files only
 //
-// Every lake file is written under a temporary name beginning with "."
-// in its partition directory, synced, and renamed to its final name
-// only when its input has been decoded to the end (Writer.Commit). A
-// query engine globbing "*.parquet" never sees a file being written,
-// and a killed run leaves only dot files, which Open removes on the next
-// run. The long file is written through the caller's output, which does
-// the same (internal/outfile).
+// Every lake file is written under a temporary name, .candec-*.tmp, in
+// its partition directory, synced, and renamed to its final name only
+// when its input has been decoded to the end (Writer.Commit). A query
+// engine globbing "*.parquet" never sees a file being written, and a
+// killed run leaves only such temporary files, which the next Open
+// removes. The long file is written through the caller's output, which
+// does the same (internal/outfile).
+//
+// # One run at a time
+//
+// Open takes an exclusive lock (flock) on the lake's LockName file and
+// holds it until Close; the system drops it when a process dies. A
+// second Open of a lake held, by another process or in this one, fails
+// at once with ErrBusy, naming the lake and the holder's process ID,
+// rather than wait: a decode can take long, and one waiting unseen would
+// only decode the same captures again after it. Holding the lock, Open
+// knows that no temporary file in the lake is being written, so removing
+// them is safe; it removes candec's own (.candec-*.tmp) and nothing else.
+//
+// # Out of range
+//
+// A table's oor column lists, per row, the columns of the signals whose
+// value lay outside the DBC's minimum..maximum (decoder.OutOfRange), in
+// column order; it is null in a row with none, as most rows are.
 //
 // # Re-runs
 //

@@ -2,13 +2,16 @@ package lake
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/renameio/v2"
@@ -30,6 +33,12 @@ const DefaultMemoryBytes = 256 << 20
 // and signal globs made it.
 const MarkerName = "_candec_lake.json"
 
+// LockName is the file at the lake's root that an open Lake holds an
+// exclusive lock on (flock), so that two runs never write one lake at
+// once. While held it holds the holder's process ID; it stays, empty,
+// when the run ends: removing it could let two runs lock two files.
+const LockName = "_candec_lake.lock"
+
 // Metadata keys of every lake file (Parquet key-value metadata).
 const (
 	MetaDBC     = "candec.dbc"     // Config.DBC
@@ -44,6 +53,8 @@ var (
 	ErrMixed = errors.New("lake: the directory holds a lake of other DBC files or signals")
 	// ErrNotLake: the directory is not empty and is no lake.
 	ErrNotLake = errors.New("lake: the directory is not empty and holds no lake")
+	// ErrBusy: another run has the lake open (Open).
+	ErrBusy = errors.New("lake: another candec run is writing the lake")
 )
 
 // Config says where a lake is and what makes it.
@@ -64,9 +75,12 @@ type Config struct {
 	MemoryBytes int64
 }
 
-// Lake is a lake directory open for writing.
+// Lake is a lake directory open for writing, locked against other
+// runs until Close.
 type Lake struct {
-	cfg Config
+	cfg     Config
+	lock    *os.File
+	removed int
 }
 
 type marker struct {
@@ -80,6 +94,11 @@ type marker struct {
 // files and signals (else ErrMixed). A directory that is not empty and
 // has no marker is refused (ErrNotLake): a lake is never written over
 // other files.
+//
+// Open locks the lake until Close, and refuses at once a lake that
+// another run has open (ErrBusy), rather than wait for it. Holding the
+// lock, it removes the temporary files that a run killed before its
+// Commit left in the partition directories (see Removed).
 func Open(cfg Config) (*Lake, error) {
 	if cfg.RowGroupRows <= 0 {
 		cfg.RowGroupRows = DefaultTableRowGroupRows
@@ -90,38 +109,152 @@ func Open(cfg Config) (*Lake, error) {
 	if cfg.Signals == nil {
 		cfg.Signals = []string{}
 	}
-	want := marker{Format: 1, DBC: cfg.DBC, Signals: cfg.Signals}
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, err
 	}
+	lock, err := lockLake(cfg.Dir)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lake{cfg: cfg, lock: lock}
+	if err := l.open(); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// lockLake opens the lake's lock file and locks it, writing this
+// process's ID into it; or names the process that holds it.
+func lockLake(dir string) (*os.File, error) {
+	name := filepath.Join(dir, LockName)
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lake: lock: %w", err)
+	}
+	if err := tryLock(f); err != nil {
+		f.Close()
+		if errors.Is(err, ErrBusy) {
+			holder := ""
+			if b, _ := os.ReadFile(name); len(bytes.TrimSpace(b)) > 0 {
+				holder = " by process " + string(bytes.TrimSpace(b))
+			}
+			return nil, fmt.Errorf("%w: %s (its %s is locked%s)", ErrBusy, dir, LockName, holder)
+		}
+		return nil, fmt.Errorf("lake: lock %s: %w", name, err)
+	}
+	if err := f.Truncate(0); err == nil {
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return f, nil
+}
+
+// open checks or makes the marker, then removes the temporary files of
+// an earlier run.
+func (l *Lake) open() error {
+	cfg := l.cfg
+	want := marker{Format: 1, DBC: cfg.DBC, Signals: cfg.Signals}
 	name := filepath.Join(cfg.Dir, MarkerName)
 	b, err := os.ReadFile(name)
 	switch {
 	case err == nil:
 		var got marker
 		if err := json.Unmarshal(b, &got); err != nil {
-			return nil, fmt.Errorf("lake: %s: %w", name, err)
+			return fmt.Errorf("lake: %s: %w", name, err)
 		}
 		if got.DBC != want.DBC || !slices.Equal(got.Signals, want.Signals) {
-			return nil, fmt.Errorf("%w: %s was made by dbc %s, signals %q; this run has dbc %s, signals %q",
+			return fmt.Errorf("%w: %s was made by dbc %s, signals %q; this run has dbc %s, signals %q",
 				ErrMixed, cfg.Dir, got.DBC, got.Signals, want.DBC, want.Signals)
 		}
-		return &Lake{cfg: cfg}, nil
+		l.removed, err = removeTemps(cfg.Dir)
+		return err
 	case !errors.Is(err, os.ErrNotExist):
-		return nil, err
+		return err
 	}
 	ents, err := os.ReadDir(cfg.Dir)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(ents) > 0 {
-		return nil, fmt.Errorf("%w: %s", ErrNotLake, cfg.Dir)
+	for _, e := range ents {
+		if e.Name() != LockName {
+			return fmt.Errorf("%w: %s", ErrNotLake, cfg.Dir)
+		}
 	}
 	b, _ = json.Marshal(want)
-	if err := renameio.WriteFile(name, append(b, '\n'), 0o644); err != nil {
-		return nil, err
+	return renameio.WriteFile(name, append(b, '\n'), 0o644)
+}
+
+// removeTemps removes the temporary files of lake files
+// (.candec-*.tmp) in the partition directories under dir, and the
+// partition directories that leaves empty. It returns how many files
+// it removed.
+func removeTemps(dir string) (int, error) {
+	n := 0
+	msgs, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
 	}
-	return &Lake{cfg: cfg}, nil
+	for _, m := range msgs {
+		if !m.IsDir() || !strings.HasPrefix(m.Name(), "message=") {
+			continue
+		}
+		mdir := filepath.Join(dir, m.Name())
+		days, err := os.ReadDir(mdir)
+		if err != nil {
+			return n, err
+		}
+		for _, d := range days {
+			if !d.IsDir() || !strings.HasPrefix(d.Name(), "date=") {
+				continue
+			}
+			ddir := filepath.Join(mdir, d.Name())
+			files, err := os.ReadDir(ddir)
+			if err != nil {
+				return n, err
+			}
+			for _, f := range files {
+				if !f.Type().IsRegular() || !isTemp(f.Name()) {
+					continue
+				}
+				switch err := os.Remove(filepath.Join(ddir, f.Name())); {
+				case err == nil:
+					n++
+				case !errors.Is(err, os.ErrNotExist):
+					return n, fmt.Errorf("lake: remove a temporary file: %w", err)
+				}
+			}
+			os.Remove(ddir) // only if nothing is left in it
+		}
+		os.Remove(mdir)
+	}
+	return n, nil
+}
+
+// tempPattern names a lake file being written (os.CreateTemp).
+const tempPattern = ".candec-*.tmp"
+
+// isTemp reports whether name is one of tempPattern.
+func isTemp(name string) bool {
+	ok, _ := path.Match(tempPattern, name)
+	return ok
+}
+
+// Removed returns how many temporary files of an earlier run, killed
+// before it committed them, Open removed.
+func (l *Lake) Removed() int { return l.removed }
+
+// Close unlocks the lake, once every Writer has committed or aborted.
+// A second Close does nothing.
+func (l *Lake) Close() error {
+	if l.lock == nil {
+		return nil
+	}
+	// Emptied first, so that a lake's files are the same whichever
+	// process wrote them last.
+	l.lock.Truncate(0)
+	err := l.lock.Close() // which drops the lock
+	l.lock = nil
+	return err
 }
 
 // Writer writes the tables of one input at a time: Write its decoded
@@ -172,6 +305,7 @@ type layout struct {
 
 type sigDef struct {
 	s        *dbc.Signal
+	name     string // its column's name
 	integer  bool
 	labelled bool
 	scale    float64 // decoder.ScaleDecimals, worked out once
@@ -188,14 +322,15 @@ func (w *Writer) layout(m *dbc.Message) *layout {
 	if lo, ok := w.schemas[m]; ok {
 		return lo
 	}
-	lo := &layout{j1939: m.J1939, rowSize: 8 + 16 + 8}
+	lo := &layout{j1939: m.J1939, rowSize: 8 + 16 + 8 + 4}
 	cols := []column{{"time", timeNode}, {"bus", stringNode}, {"id", int64Node}}
-	used := map[string]bool{"time": true, "bus": true, "id": true}
+	used := map[string]bool{"time": true, "bus": true, "id": true, "oor": true}
 	if m.J1939 {
 		cols = append(cols, column{"sa", int32Node})
 		used["sa"] = true
 		lo.rowSize += 8
 	}
+	cols = append(cols, column{"oor", oorNode})
 	unique := func(name string) string {
 		for i := 2; used[name]; i++ {
 			if n := name + "_" + strconv.Itoa(i); !used[n] {
@@ -221,7 +356,7 @@ func (w *Writer) layout(m *dbc.Message) *layout {
 		if !matches(w.lake.cfg.Signals, s) {
 			continue
 		}
-		d := sigDef{s: s, integer: IntegerColumn(s), labelled: len(s.Values) > 0 && s.Type == dbc.Integer,
+		d := sigDef{s: s, name: unique(s.Name), integer: IntegerColumn(s), labelled: len(s.Values) > 0 && s.Type == dbc.Integer,
 			scale: decoder.ScaleDecimals(s.Factor, s.Offset)}
 		lo.slot[s.Index-lo.base] = len(lo.sigs)
 		lo.sigs = append(lo.sigs, d)
@@ -229,7 +364,7 @@ func (w *Writer) layout(m *dbc.Message) *layout {
 		if d.integer {
 			node = int64Node
 		}
-		cols = append(cols, column{unique(s.Name), parquet.Optional(node)})
+		cols = append(cols, column{d.name, parquet.Optional(node)})
 		lo.rowSize += 9
 		if d.labelled {
 			cols = append(cols, column{unique(s.Name + "_label"), parquet.Optional(stringNode)})
@@ -252,6 +387,7 @@ type table struct {
 	time  int64s
 	id    int64s
 	sa    int64s
+	oor   lists // the columns of the values out of range
 	vals  []sigCol
 	tmp   *os.File
 	out   *bufio.Writer
@@ -338,6 +474,10 @@ func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error
 			continue
 		}
 		c := &tb.vals[lo.slot[j]]
+		if v.Flags&decoder.OutOfRange != 0 {
+			tb.oor.v = append(tb.oor.v, lo.sigs[lo.slot[j]].name)
+			w.buffered += 16
+		}
 		if lo.sigs[lo.slot[j]].integer {
 			if v.Flags&decoder.Exact != 0 {
 				c.ints.v[n], c.ints.valid[n] = v.Int, true
@@ -351,6 +491,7 @@ func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error
 			}
 		}
 	}
+	tb.oor.end = append(tb.oor.end, int32(len(tb.oor.v)))
 	tb.n++
 	w.rows++
 	w.buffered += lo.rowSize
@@ -379,7 +520,7 @@ func (w *Writer) flush(tb *table) error {
 		if err := os.MkdirAll(tb.dir, 0o755); err != nil {
 			return err
 		}
-		f, err := os.CreateTemp(tb.dir, ".candec-*.tmp")
+		f, err := os.CreateTemp(tb.dir, tempPattern)
 		if err != nil {
 			return err
 		}
@@ -416,6 +557,10 @@ func (w *Writer) flush(tb *table) error {
 		}
 		col++
 	}
+	if err := writeColumn(pw, col, p.lists(&tb.oor, col)); err != nil {
+		return err
+	}
+	col++
 	for i := range tb.vals {
 		c := &tb.vals[i]
 		var err error
@@ -434,18 +579,28 @@ func (w *Writer) flush(tb *table) error {
 			}
 			col++
 		}
-		c.ints.v, c.ints.valid = c.ints.v[:0], c.ints.valid[:0]
-		c.floats.v, c.floats.valid = c.floats.v[:0], c.floats.valid[:0]
-		c.label.v, c.label.valid = c.label.v[:0], c.label.valid[:0]
 	}
 	if err := pw.Flush(); err != nil {
 		return err
 	}
-	w.buffered -= int64(tb.n) * lo.rowSize
-	tb.n = 0
-	tb.time.v, tb.id.v, tb.sa.v = tb.time.v[:0], tb.id.v[:0], tb.sa.v[:0]
+	w.drop(tb)
 	tb.wrote = true
 	return nil
+}
+
+// drop forgets the rows buffered in tb, keeping the room of its slices
+// for the next row group.
+func (w *Writer) drop(tb *table) {
+	w.buffered -= int64(tb.n)*tb.lo.rowSize + 16*int64(len(tb.oor.v))
+	tb.n = 0
+	tb.time.v, tb.id.v, tb.sa.v = tb.time.v[:0], tb.id.v[:0], tb.sa.v[:0]
+	tb.oor.v, tb.oor.end = tb.oor.v[:0], tb.oor.end[:0]
+	for i := range tb.vals {
+		c := &tb.vals[i]
+		c.ints.v, c.ints.valid = c.ints.v[:0], c.ints.valid[:0]
+		c.floats.v, c.floats.valid = c.floats.v[:0], c.floats.valid[:0]
+		c.label.v, c.label.valid = c.label.v[:0], c.label.valid[:0]
+	}
 }
 
 // Rows returns the rows written so far; Truncated the values left out

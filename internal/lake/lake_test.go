@@ -1,13 +1,19 @@
 package lake
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/parquet-go/parquet-go"
@@ -32,6 +38,27 @@ func decodeIdle(t testing.TB, write func(*frame.Frame, string, []decoder.Value) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	decodeIdleWith(t, db, write)
+	return db
+}
+
+// narrowDBC is the car's DBC with the range of every signal narrowed to
+// 0..1: most values are out of it, some frames have none.
+func narrowDBC(t testing.TB) *dbc.Database {
+	t.Helper()
+	db, err := dbc.Load(carDBC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range db.Signals {
+		s.Min, s.Max = 0, 1
+	}
+	return db
+}
+
+// decodeIdleWith feeds the idle capture, decoded with db, to write.
+func decodeIdleWith(t testing.TB, db *dbc.Database, write func(*frame.Frame, string, []decoder.Value) error) {
+	t.Helper()
 	src, err := capture.Open(idleLog, capture.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +78,6 @@ func decodeIdle(t testing.TB, write func(*frame.Frame, string, []decoder.Value) 
 			t.Fatal(err)
 		}
 	}
-	return db
 }
 
 // readRows reads every row of a Parquet file, with its column names.
@@ -205,26 +231,48 @@ func equal(a, b []string) bool {
 	return true
 }
 
-// writeLake decodes the idle capture into a lake at dir and returns
-// the per-signal stats of the decoded values.
-func writeLake(t *testing.T, cfg Config) map[string]stat {
+// written is what a lake should hold of the decoded values: per signal
+// its stats, per message the out-of-range signals of each row in order
+// (nil for none).
+type written struct {
+	stats map[string]stat
+	oor   map[string][][]string
+}
+
+// writeLake decodes the idle capture with db (the car's DBC when nil)
+// into a lake and closes it, returning what it should hold.
+func writeLake(t *testing.T, cfg Config, db *dbc.Database) written {
 	t.Helper()
 	lk, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer lk.Close()
 	w := lk.NewWriter()
-	want := map[string]stat{}
-	decodeIdle(t, func(fr *frame.Frame, iface string, vals []decoder.Value) error {
+	want := written{stats: map[string]stat{}, oor: map[string][][]string{}}
+	write := func(fr *frame.Frame, iface string, vals []decoder.Value) error {
+		var oor []string
 		for i := range vals {
 			v := &vals[i]
 			if v.Flags&decoder.Truncated == 0 && matches(cfg.Signals, v.Signal) {
-				s := want[v.Signal.FullName()]
-				want[v.Signal.FullName()] = stat{s.n + 1, s.sum + decoder.Tidy(v)}
+				s := want.stats[v.Signal.FullName()]
+				want.stats[v.Signal.FullName()] = stat{s.n + 1, s.sum + decoder.Tidy(v)}
+				if v.Flags&decoder.OutOfRange != 0 {
+					oor = append(oor, v.Signal.Name)
+				}
 			}
 		}
+		if len(vals) > 0 {
+			m := vals[0].Signal.Message.Name
+			want.oor[m] = append(want.oor[m], oor)
+		}
 		return w.Write(fr, iface, vals)
-	})
+	}
+	if db == nil {
+		decodeIdle(t, write)
+	} else {
+		decodeIdleWith(t, db, write)
+	}
 	if err := w.Commit("0123456789abcdef"); err != nil {
 		t.Fatal(err)
 	}
@@ -247,31 +295,47 @@ func lakeFiles(t *testing.T, dir string) []string {
 	return files
 }
 
+// byColumn groups the values of a row by their column: a list column
+// has as many values as its list has elements (one null for none).
+func byColumn(row parquet.Row, columns int) [][]parquet.Value {
+	out := make([][]parquet.Value, columns)
+	for _, v := range row {
+		out[v.Column()] = append(out[v.Column()], v)
+	}
+	return out
+}
+
 // TestLake writes the idle capture as a lake and reads every table
 // back: a file per message under message=…/date=…/, the columns time,
-// bus, id and one per signal (int64 for exact signals, float64 else, a
-// _label column where the signal has a value table), nulls where the
-// multiplexer selected another group, and the sums of every signal.
+// bus, id, oor and one per signal (int64 for exact signals, float64
+// else, a _label column where the signal has a value table), nulls
+// where the multiplexer selected another group, the sums of every
+// signal, and per row the list of its signals out of range.
 func TestLake(t *testing.T) {
-	for _, cfg := range []Config{
-		{DBC: "sha256:1", RowGroupRows: 500},
-		// A small memory bound: the largest table is written early, often.
-		{DBC: "sha256:1", MemoryBytes: 20000},
+	for _, c := range []struct {
+		cfg Config
+		db  *dbc.Database
+	}{
+		// Ranges that most values are out of: lists of many names.
+		{cfg: Config{DBC: "sha256:1", RowGroupRows: 500}, db: narrowDBC(t)},
+		// A small memory bound: the largest table is written early,
+		// often. No value is out of range: oor is null throughout.
+		{cfg: Config{DBC: "sha256:1", MemoryBytes: 20000}},
 	} {
-		cfg.Dir = filepath.Join(t.TempDir(), "lake")
-		checkLake(t, cfg)
+		c.cfg.Dir = filepath.Join(t.TempDir(), "lake")
+		checkLake(t, c.cfg, c.db)
 	}
 }
 
-func checkLake(t *testing.T, cfg Config) {
+func checkLake(t *testing.T, cfg Config, db *dbc.Database) {
 	dir := cfg.Dir
-	want := writeLake(t, cfg)
+	want := writeLake(t, cfg, db)
 	files := lakeFiles(t, dir)
 	if len(files) == 0 {
 		t.Fatal("no files")
 	}
 	got := map[string]stat{}
-	sawNull := false
+	sawNull, oorNames, oorRows := false, 0, 0
 	for _, name := range files {
 		rel, _ := filepath.Rel(dir, name)
 		msg := filepath.Base(filepath.Dir(filepath.Dir(rel)))[len("message="):]
@@ -289,10 +353,31 @@ func checkLake(t *testing.T, cfg Config) {
 			t.Fatalf("%s: columns %q", rel, cols)
 		}
 		pf := openFile(t, name)
-		for c, leaf := range pf.Schema().Fields()[3:] {
-			col := c + 3
-			for _, row := range rows {
-				v := row[col]
+		fields := pf.Schema().Fields()
+		if len(rows) != len(want.oor[msg]) {
+			t.Fatalf("%s: %d rows, want %d", rel, len(rows), len(want.oor[msg]))
+		}
+		for r, row := range rows {
+			vals := byColumn(row, len(fields))
+			for col, leaf := range fields[3:] {
+				col += 3
+				if leaf.Name() == "oor" {
+					var names []string
+					for _, v := range vals[col] {
+						if !v.IsNull() {
+							names = append(names, string(v.ByteArray()))
+						}
+					}
+					if !slices.Equal(names, want.oor[msg][r]) || len(names) == 0 && (len(vals[col]) != 1 || !vals[col][0].IsNull()) {
+						t.Fatalf("%s row %d: oor %v, want %q (null for none)", rel, r, vals[col], want.oor[msg][r])
+					}
+					if len(names) > 0 {
+						oorNames += len(names)
+						oorRows++
+					}
+					continue
+				}
+				v := vals[col][0]
 				if v.IsNull() {
 					if msg == "BMS_CellVoltages" {
 						sawNull = true
@@ -311,18 +396,27 @@ func checkLake(t *testing.T, cfg Config) {
 			}
 		}
 	}
-	compareStats(t, got, want)
+	compareStats(t, got, want.stats)
 	if !sawNull {
 		t.Error("no null in the multiplexed BMS_CellVoltages table")
 	}
-	// A label column per signal with a value table, typed by the rule.
+	if db != nil && (oorRows == 0 || oorNames <= oorRows) {
+		t.Errorf("%d rows with %d values out of range: want some, with more than one in a row", oorRows, oorNames)
+	}
+	// A label column per signal with a value table, typed by the rule;
+	// oor a list of strings.
 	pf := openFile(t, filepath.Join(dir, "message=MCU_MotorStatus", "date=2026-10-09", "can0-0123456789abcdef.parquet"))
 	types := map[string]parquet.Kind{}
 	for _, f := range pf.Schema().Fields() {
-		types[f.Name()] = f.Type().Kind()
+		if f.Leaf() {
+			types[f.Name()] = f.Type().Kind()
+		}
 	}
 	if types["MOT_Direction"] != parquet.Int64 || types["MOT_Direction_label"] != parquet.ByteArray || types["MOT_Torque"] != parquet.Double {
 		t.Errorf("MCU_MotorStatus columns %v: want MOT_Direction int64 with MOT_Direction_label, MOT_Torque double", types)
+	}
+	if got, ok := pf.Schema().Lookup("oor", "list", "element"); !ok || got.MaxRepetitionLevel != 1 || got.MaxDefinitionLevel != 2 || got.Node.Type().Kind() != parquet.ByteArray {
+		t.Errorf("MCU_MotorStatus oor column %+v: want an optional list of strings", got)
 	}
 }
 
@@ -345,10 +439,10 @@ func openFile(t *testing.T, name string) *parquet.File {
 func TestLakeRerun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "lake")
 	cfg := Config{Dir: dir, DBC: "sha256:1"}
-	writeLake(t, cfg)
+	writeLake(t, cfg, nil)
 	first := lakeFiles(t, dir)
 	b1, _ := os.ReadFile(first[0])
-	writeLake(t, cfg)
+	writeLake(t, cfg, nil)
 	second := lakeFiles(t, dir)
 	b2, _ := os.ReadFile(second[0])
 	if !equal(first, second) || !bytes.Equal(b1, b2) {
@@ -374,11 +468,201 @@ func TestLakeAbort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer lk.Close()
 	w := lk.NewWriter()
 	decodeIdle(t, w.Write)
 	w.Abort()
 	if files := lakeFiles(t, dir); len(files) != 0 {
 		t.Errorf("files after Abort: %q", files)
+	}
+}
+
+// temps returns the lake's temporary files.
+func temps(t *testing.T, dir string) []string {
+	t.Helper()
+	got, err := filepath.Glob(filepath.Join(dir, "*", "*", tempPattern))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// TestLakeLock: while a lake is open, a second Open of it is refused at
+// once, naming the lake and the process holding it, and leaves the
+// first run's temporary files alone. Once the first is closed without
+// committing (as a killed run is), Open takes the lake and removes its
+// temporary files, and only those: the committed files and any other
+// file stay.
+func TestLakeLock(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lake")
+	cfg := Config{Dir: dir, DBC: "sha256:1", RowGroupRows: 100}
+	writeLake(t, cfg, nil)
+	committed := lakeFiles(t, dir)
+
+	first, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := first.NewWriter()
+	decodeIdle(t, w.Write) // row groups written: a temporary file per table
+	pending := temps(t, dir)
+	if len(pending) == 0 {
+		t.Fatal("no temporary file while writing")
+	}
+	_, err = Open(cfg)
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), dir) || !strings.Contains(err.Error(), "process "+strconv.Itoa(os.Getpid())) {
+		t.Errorf("a second Open: got %v, want ErrBusy naming %s and this process", err, dir)
+	}
+	if got := temps(t, dir); !slices.Equal(got, pending) {
+		t.Errorf("a refused Open changed the temporary files: %d, were %d", len(got), len(pending))
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Left by the run, and beside them files that are not candec's.
+	gone := filepath.Join(dir, "message=Gone", "date=2026-10-09")
+	os.MkdirAll(gone, 0o755)
+	os.WriteFile(filepath.Join(gone, ".candec-1.tmp"), nil, 0o644)
+	others := []string{filepath.Join(filepath.Dir(pending[0]), ".keep"), filepath.Join(filepath.Dir(pending[0]), "notes.tmp"), filepath.Join(dir, ".candec-2.tmp")}
+	for _, o := range others {
+		os.WriteFile(o, nil, 0o644)
+	}
+	next, err := Open(cfg)
+	if err != nil {
+		t.Fatalf("Open after the first run ended: %v", err)
+	}
+	defer next.Close()
+	if next.Removed() != len(pending)+1 {
+		t.Errorf("Removed() = %d, want %d", next.Removed(), len(pending)+1)
+	}
+	if got := temps(t, dir); len(got) != 0 {
+		t.Errorf("temporary files left: %q", got)
+	}
+	if _, err := os.Stat(filepath.Dir(gone)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the partition of temporary files only is still there (%v)", err)
+	}
+	for _, o := range others {
+		if _, err := os.Stat(o); err != nil {
+			t.Errorf("%s, not a lake file, was removed: %v", o, err)
+		}
+		os.Remove(o)
+	}
+	if got := lakeFiles(t, dir); !slices.Equal(got, committed) {
+		t.Errorf("committed files %q, want %q", got, committed)
+	}
+	if err := next.Close(); err != nil {
+		t.Error(err)
+	}
+	if err := next.Close(); err != nil {
+		t.Errorf("a second Close: %v", err)
+	}
+
+	// A run killed after it took the lock of a new lake leaves only the
+	// lock file: the directory is still as good as empty.
+	fresh := t.TempDir()
+	os.WriteFile(filepath.Join(fresh, LockName), []byte("1\n"), 0o644)
+	lk, err := Open(Config{Dir: fresh})
+	if err != nil {
+		t.Fatalf("Open of a directory holding only the lock file: %v", err)
+	}
+	lk.Close()
+}
+
+// holdEnv names, in the process TestLakeLockProcess starts, the lake
+// that TestLakeHolder holds.
+const holdEnv = "CANDEC_TEST_HOLD_LAKE"
+
+// TestLakeHolder is the process of TestLakeLockProcess: it opens the
+// lake, writes row groups of every table without committing them, says
+// "ready" and waits to be killed.
+func TestLakeHolder(t *testing.T) {
+	dir := os.Getenv(holdEnv)
+	if dir == "" {
+		t.Skip("runs as the process of TestLakeLockProcess")
+	}
+	lk, err := Open(Config{Dir: dir, DBC: "sha256:1", RowGroupRows: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	decodeIdle(t, lk.NewWriter().Write)
+	fmt.Println("ready")
+	io.Copy(io.Discard, os.Stdin) // until killed
+}
+
+// TestLakeLockProcess: a lake that another process holds is refused,
+// naming that process; once the process is killed mid-run, the lake
+// opens and its temporary files are removed.
+func TestLakeLockProcess(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "lake")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLakeHolder$")
+	cmd.Env = append(os.Environ(), holdEnv+"="+dir)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	if line, err := bufio.NewReader(out).ReadString('\n'); !strings.HasPrefix(line, "ready") {
+		t.Fatalf("the holding process said %q (%v), want ready", line, err)
+	}
+	cfg := Config{Dir: dir, DBC: "sha256:1"}
+	_, err = Open(cfg)
+	if !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "process "+strconv.Itoa(cmd.Process.Pid)) {
+		t.Errorf("Open of a lake another process holds: got %v, want ErrBusy naming process %d", err, cmd.Process.Pid)
+	}
+	pending := temps(t, dir)
+	if len(pending) == 0 {
+		t.Fatal("the holding process left no temporary file")
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	lk, err := Open(cfg)
+	if err != nil {
+		t.Fatalf("Open after the holder was killed: %v", err)
+	}
+	defer lk.Close()
+	if lk.Removed() != len(pending) || len(temps(t, dir)) != 0 {
+		t.Errorf("removed %d temporary files, %d left; want %d, none", lk.Removed(), len(temps(t, dir)), len(pending))
+	}
+}
+
+// TestLakeWriteAllocs pins the writer's steady state: once its tables
+// have grown, writing a frame (out-of-range values too) allocates
+// nothing.
+func TestLakeWriteAllocs(t *testing.T) {
+	var frames []decoded
+	decodeIdleWith(t, narrowDBC(t), func(f *frame.Frame, _ string, vals []decoder.Value) error {
+		frames = append(frames, decoded{*f, slices.Clone(vals)})
+		return nil
+	})
+	lk, err := Open(Config{Dir: t.TempDir(), RowGroupRows: 1 << 30, MemoryBytes: 1 << 40})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	w := lk.NewWriter()
+	defer w.Abort()
+	n := testing.AllocsPerRun(3, func() {
+		for i := range frames {
+			if err := w.Write(&frames[i].f, "can0", frames[i].vals); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tb := range w.order {
+			w.drop(tb) // as a row group written
+		}
+	})
+	if n != 0 {
+		t.Errorf("writing the idle capture allocates %v times, want 0", n)
 	}
 }
 

@@ -55,6 +55,9 @@ var (
 	doubleNode = parquet.Leaf(parquet.DoubleType)
 	boolNode   = parquet.Leaf(parquet.BooleanType)
 	stringNode = parquet.Encoded(parquet.String(), &parquet.RLEDictionary)
+	// oorNode is a lake table's oor column: an optional list of
+	// strings, the standard three-level LIST (oor.list.element).
+	oorNode = parquet.Optional(parquet.List(stringNode))
 )
 
 // codec compresses every column: zstd at its fastest level compresses

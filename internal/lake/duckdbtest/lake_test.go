@@ -78,18 +78,18 @@ func near(a, b float64) bool {
 }
 
 // fromJSON reads candec's JSON lines: per "message.signal" its
-// aggregate, per message its frames (lines of one frame are
-// consecutive and share t, bus and id).
-func fromJSON(t *testing.T, name string) (map[string]*agg, map[string]int64, int64) {
+// aggregate and its values out of range, per message its frames (lines
+// of one frame are consecutive and share t, bus and id), and the
+// frames with a value out of range.
+func fromJSON(t *testing.T, name string) (sigs map[string]*agg, frames map[string]int64, lines int64, oor map[string]int64, oorFrames int64) {
 	t.Helper()
 	f, err := os.Open(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sigs, frames := map[string]*agg{}, map[string]int64{}
-	var lines int64
-	prev := ""
+	sigs, frames, oor = map[string]*agg{}, map[string]int64{}, map[string]int64{}
+	prev, prevOOR := "", ""
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		var l struct {
@@ -98,15 +98,24 @@ func fromJSON(t *testing.T, name string) (map[string]*agg, map[string]int64, int
 			ID     uint32   `json:"id"`
 			Signal string   `json:"signal"`
 			Value  *float64 `json:"value"`
+			OOR    bool     `json:"oor"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
 			t.Fatal(err)
 		}
 		lines++
 		msg, _, _ := strings.Cut(l.Signal, ".")
-		if key := fmt.Sprint(l.TS, l.Bus, l.ID, msg); key != prev {
+		key := fmt.Sprint(l.TS, l.Bus, l.ID, msg)
+		if key != prev {
 			frames[msg]++
 			prev = key
+		}
+		if l.OOR {
+			oor[l.Signal]++
+			if key != prevOOR {
+				oorFrames++
+				prevOOR = key
+			}
 		}
 		if l.Value == nil {
 			continue
@@ -121,7 +130,7 @@ func fromJSON(t *testing.T, name string) (map[string]*agg, map[string]int64, int
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return sigs, frames, lines
+	return sigs, frames, lines, oor, oorFrames
 }
 
 // TestRAV4Lake decodes the shared RAV4 log with its two DBCs (the
@@ -130,7 +139,8 @@ func fromJSON(t *testing.T, name string) (map[string]*agg, map[string]int64, int
 // against the frames of the JSON lines; count, min, max and avg of every
 // signal in the lake and in the long file against the JSON lines; and
 // that a query filtered on a partition reads that partition's files
-// only.
+// only; and the oor lists of the lake's rows against the values the
+// JSON lines mark "oor".
 func TestRAV4Lake(t *testing.T) {
 	rd := realData(t)
 	exe := candec(t)
@@ -142,7 +152,7 @@ func TestRAV4Lake(t *testing.T) {
 	runCandec(t, exe, append(append([]string{"decode"}, dbcs...), "--out-dir", lake, log)...)
 	runCandec(t, exe, append(append([]string{"decode"}, dbcs...), "--format", "parquet", "-o", long, log)...)
 	runCandec(t, exe, append(append([]string{"decode"}, dbcs...), "-o", jsonl, log)...)
-	sigs, frames, lines := fromJSON(t, jsonl)
+	sigs, frames, lines, oor, oorFrames := fromJSON(t, jsonl)
 	if len(sigs) < 100 || lines < 400000 {
 		t.Fatalf("the JSON lines hold %d signals in %d lines: want the whole log", len(sigs), lines)
 	}
@@ -190,7 +200,7 @@ func TestRAV4Lake(t *testing.T) {
 		for cols.Next() {
 			var n, typ string
 			cols.Scan(&n, &typ)
-			if n == "time" || n == "bus" || n == "id" || n == "sa" || strings.HasSuffix(n, "_label") && typ == "VARCHAR" {
+			if n == "time" || n == "bus" || n == "id" || n == "sa" || n == "oor" && typ == "VARCHAR[]" || strings.HasSuffix(n, "_label") && typ == "VARCHAR" {
 				continue
 			}
 			if typ != "BIGINT" && typ != "DOUBLE" {
@@ -276,10 +286,70 @@ func TestRAV4Lake(t *testing.T) {
 	if err := db.QueryRow(fmt.Sprintf("SELECT count(*) FROM %s WHERE message = 'WHEEL_SPEEDS'", all)).Scan(&wheel); err != nil || wheel != frames["WHEEL_SPEEDS"] {
 		t.Errorf("WHEEL_SPEEDS: %d rows (%v), want %d", wheel, err, frames["WHEEL_SPEEDS"])
 	}
+	// Out of range: per row, the list of its signals' columns whose
+	// value was out of range, NULL when none (never an empty list).
+	checkOOR(t, db, all, oor, oorFrames)
+
 	// The partition columns are typed: the date is a DATE.
 	var typ string
 	if err := db.QueryRow(fmt.Sprintf("SELECT typeof(date) FROM %s LIMIT 1", all)).Scan(&typ); err != nil || typ != "DATE" {
 		t.Errorf("date partition is %q (%v), want DATE", typ, err)
+	}
+}
+
+// checkOOR checks the lake's oor lists against the values the JSON
+// lines mark out of range: as many names as "oor":true lines, per
+// signal, and a non-NULL list in as many rows as frames with such a
+// value.
+func checkOOR(t *testing.T, db *sql.DB, all string, want map[string]int64, wantFrames int64) {
+	t.Helper()
+	var total int64
+	for _, n := range want {
+		total += n
+	}
+	if total < 1000 {
+		t.Fatalf("the JSON lines mark %d values out of range: want the whole log", total)
+	}
+	var typ string
+	if err := db.QueryRow(fmt.Sprintf("SELECT any_value(typeof(oor)) FROM %s", all)).Scan(&typ); err != nil || typ != "VARCHAR[]" {
+		t.Errorf("oor is %q (%v), want VARCHAR[]", typ, err)
+	}
+	var names, rows, empty int64
+	q := fmt.Sprintf("SELECT coalesce(sum(len(oor)), 0), count(oor), count(*) FILTER (WHERE len(oor) = 0) FROM %s", all)
+	if err := db.QueryRow(q).Scan(&names, &rows, &empty); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	if names != total || rows != wantFrames || empty != 0 {
+		t.Errorf("lake: %d names out of range in %d rows (%d empty lists); JSON lines: %d in %d frames (want no empty list)",
+			names, rows, empty, total, wantFrames)
+	}
+	got := map[string]int64{}
+	r, err := db.Query(fmt.Sprintf("SELECT message || '.' || s, count(*) FROM (SELECT message, unnest(oor) AS s FROM %s) GROUP BY ALL", all))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for r.Next() {
+		var s string
+		var n int64
+		if err := r.Scan(&s, &n); err != nil {
+			t.Fatal(err)
+		}
+		got[s] = n
+	}
+	if len(got) != len(want) {
+		t.Errorf("lake: %d signals out of range, JSON lines %d", len(got), len(want))
+	}
+	for s, n := range want {
+		if got[s] != n {
+			t.Errorf("%s: out of range %d times in the lake, %d in the JSON lines", s, got[s], n)
+		}
+	}
+	// A filter on one signal out of range, as a user would write it.
+	var yaw int64
+	q = fmt.Sprintf("SELECT count(*) FROM %s WHERE message = 'KINEMATICS' AND list_contains(oor, 'YAW_RATE')", all)
+	if err := db.QueryRow(q).Scan(&yaw); err != nil || yaw != want["KINEMATICS.YAW_RATE"] {
+		t.Errorf("%s: %d (%v), want %d", q, yaw, err, want["KINEMATICS.YAW_RATE"])
 	}
 }
 
