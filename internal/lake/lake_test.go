@@ -721,11 +721,15 @@ func TestWriterReused(t *testing.T) {
 		if err := w.Commit(input); err != nil {
 			t.Fatal(err)
 		}
+		if err := lk.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	lk, err := Open(cfg(reused))
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer lk.Close()
 	w := lk.NewWriter()
 	n := 0
 	decodeIdle(t, func(f *frame.Frame, iface string, vals []decoder.Value) error {
