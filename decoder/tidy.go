@@ -69,8 +69,10 @@ func ScaleDecimals(factor, offset float64) float64 {
 	return 0
 }
 
+// nearInt reports whether x is an integer but for binary noise:
+// products like 0.1 × 10 miss one by a few units in the last place. The
+// tolerance is relative only: a product below one half, such as a
+// factor of 1e-7 before it is scaled, is an integer only if it is 0.
 func nearInt(x float64) bool {
-	// Products like 0.1 × 10 miss an integer only by binary noise, a few
-	// units in the last place.
-	return math.Abs(x-math.Round(x)) <= max(1e-6, math.Abs(x)*1e-14)
+	return math.Abs(x-math.Round(x)) <= math.Abs(x)*1e-14
 }

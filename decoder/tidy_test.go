@@ -15,6 +15,9 @@ func TestTidy(t *testing.T) {
 	f32scaled := &dbc.Signal{Type: dbc.Float32, Factor: 0.5}
 	f64 := &dbc.Signal{Type: dbc.Float64, Factor: 1}
 	milli := &dbc.Signal{Type: dbc.Integer, Factor: 0.001}
+	// GPS_Pos_LLH_Latitude of cantools' vehicle.dbc: a factor below the
+	// old absolute tolerance of an integer was taken for one.
+	micro := &dbc.Signal{Type: dbc.Integer, Signed: true, Factor: 1e-7}
 	for _, c := range []struct {
 		name string
 		v    Value
@@ -30,6 +33,8 @@ func TestTidy(t *testing.T) {
 		{"float64 left alone", Value{Signal: f64, Phys: 0.1 + 0.2, Flags: Float}, 0.1 + 0.2},
 		{"too large to round", Value{Signal: milli, Phys: 1e300}, 1e300},
 		{"exact", Value{Signal: scaled, Int: 5, Phys: 5, Flags: Exact}, 5},
+		{"factor 1e-7", Value{Signal: micro, Phys: -2006066259 * 1e-7}, -200.6066259},
+		{"factor 1e-7 small", Value{Signal: micro, Raw: 3, Phys: 3 * 1e-7}, 3e-7},
 	} {
 		if got := Tidy(&c.v); got != c.want {
 			t.Errorf("%s: got %v, want %v", c.name, got, c.want)
@@ -38,5 +43,28 @@ func TestTidy(t *testing.T) {
 	nan := Value{Signal: f32, Phys: math.NaN(), Flags: Float}
 	if got := Tidy(&nan); !math.IsNaN(got) {
 		t.Errorf("NaN: got %v", got)
+	}
+}
+
+func TestScaleDecimals(t *testing.T) {
+	for _, c := range []struct {
+		factor, offset, want float64
+	}{
+		{1, 0, 1},
+		{0, 0, 1},
+		{0.1, 0, 10},
+		{0.25, -40.5, 100},
+		{0.001, 0, 1000},
+		{1e-7, 0, 1e7},
+		{1e-9, 0, 1e9},
+		{1e-10, 0, 0}, // more places than are kept
+		{5e-8, 0.5, 1e8},
+		{1.0 / 3, 0, 0},
+		{1, 1e-7, 1e7},
+		{1e7, 0, 1},
+	} {
+		if got := ScaleDecimals(c.factor, c.offset); got != c.want {
+			t.Errorf("ScaleDecimals(%g, %g) = %g, want %g", c.factor, c.offset, got, c.want)
+		}
 	}
 }
