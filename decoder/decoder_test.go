@@ -213,6 +213,29 @@ func TestDecodeVectors(t *testing.T) {
 			},
 		},
 		{
+			// Raw 7 × 0.1 is 0.7000000000000001, written 0.7: in a
+			// range that ends at 0.7. The range is that of the values as
+			// written, on the grid of the factor's decimals.
+			name: "range of the value as written",
+			sigs: []*dbc.Signal{
+				ranged(intel("top", 0, 8, true, 0.1, 0), -0.7, 0.7),
+				ranged(intel("bottom", 8, 8, true, 0.1, 0), -0.7, 0.7),
+				ranged(intel("past", 16, 8, true, 0.1, 0), -0.7, 0.7),
+				ranged(intel("offgrid", 24, 8, false, 0.1, 0), 0, 0.75),
+				ranged(intel("offgrid2", 32, 8, false, 0.1, 0), 0.25, 1),
+				ranged(intel("offgrid3", 40, 8, false, 0.1, 0), 0.25, 1),
+			},
+			data: []byte{7, 0xF9, 8, 8, 2, 3, 0, 0},
+			want: []want{
+				{"top", 7, 0, 7 * 0.1, 0},
+				{"bottom", uint64(1<<64 - 7), 0, -7 * 0.1, 0},
+				{"past", 8, 0, 8 * 0.1, OutOfRange},
+				{"offgrid", 8, 0, 8 * 0.1, OutOfRange},
+				{"offgrid2", 2, 0, 2 * 0.1, OutOfRange},
+				{"offgrid3", 3, 0, 3 * 0.1, 0},
+			},
+		},
+		{
 			name: "long payload decodes from its first bytes",
 			sigs: []*dbc.Signal{intel("a", 0, 16, false, 1, 0)},
 			len:  2,

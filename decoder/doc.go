@@ -34,7 +34,9 @@
 //   - Unsigned (with Exact): an unsigned 64-bit raw value with Factor 1
 //     and Offset 0 beyond int64; read it with Value.Uint.
 //   - Float: the signal is an IEEE float32 or float64.
-//   - OutOfRange: Phys lies outside the DBC's Min..Max. Only where
+//   - OutOfRange: the value lies outside the DBC's Min..Max: an integer
+//     signal's value as Tidy writes it (raw 7 × factor 0.1 is within a
+//     range that ends at 0.7), a float's Phys. Only where
 //     Min < Max (DBCs write 0..0 for "no range"). A NaN is never out of
 //     range, as it is no point on the scale; ±Inf beyond Min..Max is.
 //     The value is never clamped or dropped: DBC ranges are often wrong,

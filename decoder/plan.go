@@ -222,6 +222,9 @@ func compileScaling(sp *sigPlan, s *dbc.Signal) {
 		sp.mode = modeFloat64
 		return
 	}
+	if sp.ranged {
+		sp.min, sp.max = tidyRange(s.Min, s.Max, ScaleDecimals(s.Factor, s.Offset))
+	}
 	if isInt64(s.Factor) && isInt64(s.Offset) {
 		sp.integral = true
 		// |raw| < 2^Length, so |raw × factor + offset| stays below
@@ -242,6 +245,27 @@ func compileScaling(sp *sigPlan, s *dbc.Signal) {
 		return
 	}
 	sp.mode = modeScaled
+}
+
+// tidyRange returns the bounds to compare an integer signal's Phys with,
+// so that it is out of range exactly when its value as written (Tidy,
+// on the grid of 1/scale) lies outside min..max: raw 7 × factor 0.1 is
+// 0.7000000000000001, written 0.7, and within a range that ends at 0.7.
+// A written value v is above max when it is above the last grid point
+// at or below max, that is, when Phys is past that point by half a step
+// or more; and alike below min. Without a grid (scale 0), or bounds too
+// large to round, the range is min..max as it is.
+func tidyRange(lo, hi, scale float64) (float64, float64) {
+	if scale == 0 || math.Abs(lo*scale) >= 1<<53 || math.Abs(hi*scale) >= 1<<53 {
+		return lo, hi
+	}
+	grid := func(x float64, toward func(float64) float64) float64 {
+		if nearInt(x) {
+			return math.Round(x)
+		}
+		return toward(x)
+	}
+	return (grid(lo*scale, math.Ceil) - 0.5) / scale, (grid(hi*scale, math.Floor) + 0.5) / scale
 }
 
 // isInt64 reports whether x is an integer that int64 holds exactly.
