@@ -21,8 +21,8 @@
 //   - an integer signal with integer factor and offset is written as an integer; other values are
 //     rounded to the decimal places of factor and offset and written in shortest form, float32
 //     signals in their shortest float32 form, always with a '.' or an exponent;
-//   - NaN and infinities are null (JSON) or empty (CSV) with "nonfinite"; "oor" when the value is
-//     outside minimum..maximum (where minimum < maximum); "unit" and "label" when they apply.
+//   - NaN and infinities are null (JSON) or empty (CSV) with "nonfinite"; "oor" when the value as
+//     written is outside minimum..maximum (where minimum < maximum); "unit" and "label" when they apply.
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -292,9 +292,10 @@ void put_value(Out& o, Format fmt, const Sig& g, uint64_t raw) {
         } else {
             static const double p10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
                                          1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
-            // As candec does, the range is checked on the value before it is rounded.
-            oor = g.has_range && (v < g.minimum || v > g.maximum);
+            // As candec does, an integer signal's range is checked on the value as written, after
+            // it is rounded (raw 7 x 0.1 is within a range that ends at 0.7); a float's before.
             if (g.decimals >= 0) v = std::round(v * p10[g.decimals]) / p10[g.decimals];
+            oor = g.has_range && (v < g.minimum || v > g.maximum);
             size_t start = o.n;
             if (g.float32) o.num(float(v)); else o.num(v);
             bool has_mark = false;
