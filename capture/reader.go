@@ -58,6 +58,10 @@ type Reader struct {
 	// Interface names by bus index, and the reverse.
 	names [256]string
 	buses map[string]uint8
+	// last is the bus of the line before: a log is mostly one or two
+	// interfaces, and comparing the name is cheaper than the map.
+	last     uint8
+	lastName string
 }
 
 // NewReader returns a Reader that reads a candump log from rd.
@@ -154,7 +158,11 @@ func (r *Reader) Interface(bus uint8) string { return r.names[bus] }
 // bus returns the index of the named interface, assigning one to a name
 // seen for the first time.
 func (r *Reader) bus(name, line []byte) (uint8, fault) {
+	if r.lastName != "" && string(name) == r.lastName { // no allocation
+		return r.last, fault{}
+	}
 	if b, found := r.buses[string(name)]; found { // no allocation
+		r.last, r.lastName = b, r.names[b]
 		return b, fault{}
 	}
 	col := cap(line) - cap(name) + 1 // name is a slice of line
@@ -174,6 +182,7 @@ func (r *Reader) bus(name, line []byte) (uint8, fault) {
 	s := string(name)
 	r.names[b] = s
 	r.buses[s] = b
+	r.last, r.lastName = b, s
 	return b, fault{}
 }
 

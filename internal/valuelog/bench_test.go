@@ -38,3 +38,34 @@ func benchWrite(b *testing.B, format Format) {
 
 func BenchmarkWriteJSON(b *testing.B) { benchWrite(b, JSON) }
 func BenchmarkWriteCSV(b *testing.B)  { benchWrite(b, CSV) }
+
+// benchWriteMessages writes frames of eight messages in turn, as a bus
+// carries them, so the text of each message is looked up every frame.
+func benchWriteMessages(b *testing.B, format Format) {
+	type msgFrame struct {
+		f    frame.Frame
+		vals []decoder.Value
+	}
+	var frames []msgFrame
+	for i := range 8 {
+		m := &dbc.Message{Name: "MSG_" + string(rune('A'+i)), ID: uint32(0x100 + 0x21*i), Length: 8}
+		s := &dbc.Signal{Name: "SIG_" + string(rune('A'+i)), Message: m, Factor: 0.1, Unit: "V"}
+		m.Signals = []*dbc.Signal{s}
+		frames = append(frames, msgFrame{
+			frame.Frame{Time: 1791563856001301000 + int64(i)*1000, ID: m.ID, Len: 8},
+			[]decoder.Value{{Signal: s, Raw: 7, Phys: 7 * 0.1}},
+		})
+	}
+	w := NewWriter(io.Discard, format)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		mf := &frames[i&7]
+		w.Write(&mf.f, "can0", mf.vals)
+		i++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/line")
+}
+
+func BenchmarkWriteJSONMessages(b *testing.B) { benchWriteMessages(b, JSON) }
+func BenchmarkWriteCSVMessages(b *testing.B)  { benchWriteMessages(b, CSV) }
