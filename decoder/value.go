@@ -8,8 +8,9 @@ type Flags uint8
 // Value flags.
 const (
 	// OutOfRange marks a physical value outside the DBC's Min..Max (where
-	// Min < Max), an integer signal's as Tidy writes it: never NaN, which is no point on the scale, but ±Inf
-	// beyond the range. The value is kept as decoded, never clamped.
+	// Min < Max), an integer signal's as Tidy writes it: never NaN, which
+	// is no point on the scale, but ±Inf beyond the range. The value is
+	// kept as decoded, never clamped.
 	OutOfRange Flags = 1 << iota
 	// Exact marks a value whose physical value is an exact integer: the
 	// signal is an integer with integral Factor and Offset, and Int holds

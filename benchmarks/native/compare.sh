@@ -18,6 +18,13 @@ if [[ $# -ne 3 ]]; then
     sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
+if ! [[ $rounds =~ ^[1-9][0-9]*$ ]]; then
+    echo "compare.sh: -n $rounds: want a number of rounds of 1 or more" >&2
+    exit 2
+fi
+for exe in "$1" "$2" ${DBCPPP_CLI:+"$DBCPPP_CLI"}; do
+    [[ -f $exe && -x $exe ]] || { echo "compare.sh: $exe: no such program" >&2; exit 2; }
+done
 candec=$(realpath "$1")
 native=$(realpath "$2")
 data=$(realpath "$3")

@@ -20,6 +20,14 @@ if [[ $# -ne 3 ]]; then
     sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
+if ! [[ $runs =~ ^[1-9][0-9]*$ ]]; then
+    echo "startup.sh: -n $runs: want a number of runs of 1 or more" >&2
+    exit 2
+fi
+for exe in "$1" "$2"; do
+    [[ -f $exe && -x $exe ]] || { echo "startup.sh: $exe: no such program" >&2; exit 2; }
+done
+[[ -f $3/logs/rav4_2017_highway_1min.log ]] || { echo "startup.sh: $3: no logs/rav4_2017_highway_1min.log" >&2; exit 2; }
 candec=$(realpath "$1")
 native=$(realpath "$2")
 data=$(realpath "$3")

@@ -190,42 +190,60 @@ func (l *Lake) open() error {
 // it removed.
 func removeTemps(dir string) (int, error) {
 	n := 0
-	msgs, err := os.ReadDir(dir)
+	msgs, err := subdirs(dir, "message=")
 	if err != nil {
 		return 0, err
 	}
-	for _, m := range msgs {
-		if !m.IsDir() || !strings.HasPrefix(m.Name(), "message=") {
-			continue
-		}
-		mdir := filepath.Join(dir, m.Name())
-		days, err := os.ReadDir(mdir)
+	for _, mdir := range msgs {
+		days, err := subdirs(mdir, "date=")
 		if err != nil {
 			return n, err
 		}
-		for _, d := range days {
-			if !d.IsDir() || !strings.HasPrefix(d.Name(), "date=") {
-				continue
-			}
-			ddir := filepath.Join(mdir, d.Name())
-			files, err := os.ReadDir(ddir)
-			if err != nil {
+		for _, ddir := range days {
+			k, err := removeTempFiles(ddir)
+			if n += k; err != nil {
 				return n, err
-			}
-			for _, f := range files {
-				if !f.Type().IsRegular() || !isTemp(f.Name()) {
-					continue
-				}
-				switch err := os.Remove(filepath.Join(ddir, f.Name())); {
-				case err == nil:
-					n++
-				case !errors.Is(err, os.ErrNotExist):
-					return n, fmt.Errorf("lake: remove a temporary file: %w", err)
-				}
 			}
 			os.Remove(ddir) // only if nothing is left in it
 		}
 		os.Remove(mdir)
+	}
+	return n, nil
+}
+
+// subdirs returns the directories in dir whose names start with prefix.
+func subdirs(dir, prefix string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range ents {
+		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
+			dirs = append(dirs, filepath.Join(dir, e.Name()))
+		}
+	}
+	return dirs, nil
+}
+
+// removeTempFiles removes the regular files of tempPattern in dir and
+// returns how many.
+func removeTempFiles(dir string) (int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range ents {
+		if !e.Type().IsRegular() || !isTemp(e.Name()) {
+			continue
+		}
+		switch err := os.Remove(filepath.Join(dir, e.Name())); {
+		case err == nil:
+			n++
+		case !errors.Is(err, os.ErrNotExist):
+			return n, fmt.Errorf("lake: remove a temporary file: %w", err)
+		}
 	}
 	return n, nil
 }

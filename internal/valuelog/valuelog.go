@@ -45,7 +45,6 @@ type Writer struct {
 	// written: a line is then its frame's fields, the signal's and the
 	// value.
 	msgs map[*dbc.Message]*msgText
-	last *msgText
 	// near holds recent texts by the low bits of their message's ID, a
 	// cache in front of msgs (a map lookup was a tenth of the writer's
 	// time).
@@ -127,12 +126,8 @@ func (w *Writer) text(s *dbc.Signal) *msgText {
 		return nil
 	}
 	m := s.Message
-	if w.last != nil && w.last.msg == m {
-		return w.last
-	}
 	slot := &w.near[(m.ID^m.ID>>6)&63]
 	if t := *slot; t != nil && t.msg == m {
-		w.last = t
 		return t
 	}
 	t, ok := w.msgs[m]
@@ -140,7 +135,7 @@ func (w *Writer) text(s *dbc.Signal) *msgText {
 		t = newMsgText(m, w.format)
 		w.msgs[m] = t
 	}
-	*slot, w.last = t, t
+	*slot = t
 	return t
 }
 
