@@ -46,7 +46,7 @@ type Mosquitto struct {
 }
 
 // StartMosquitto starts a private mosquitto in dir on a free port of
-// 127.0.0.1 and waits until it accepts connections.
+// 127.0.0.1 and waits until it serves connections (mosquitto.Start).
 func StartMosquitto(ctx context.Context, dir string) (*Mosquitto, error) {
 	exe, err := FindMosquitto()
 	if err != nil {

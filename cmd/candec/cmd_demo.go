@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -54,14 +55,24 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	fs.StringVar(&o.Prefix, "prefix", "", fmt.Sprintf("topic `prefix` for the raw batches, signals and status (default %s with --broker, %s on the embedded broker)", demo.DefaultPrefix, demo.EmbeddedPrefix))
 	fs.BoolVar(&o.Force, "force", false, "run even when a decoder says online on the prefix's status topic (it would decode the demo's frames)")
 	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", demo.DefaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the connection within `D`, at most %v", maxConnectTimeout))
-	fs.StringVar(&o.DBC, "dbc", demo.DefaultDBC, "DBC `file`")
-	fs.StringVar(&o.Capture, "capture", demo.DefaultCapture, "capture `file` to replay in a loop (any format the frame source reads)")
+	fs.StringVar(&o.DBC, "dbc", demo.DefaultDBC, "DBC `file`"+builtInDBCHelp)
+	fs.StringVar(&o.Capture, "capture", demo.DefaultCapture, "capture `file` to replay in a loop (any format the frame source reads); where the default file is missing, the car's idle capture built into candec")
 	fs.StringVar(&o.Policy, "policy", "", "policy `file` (default: the built-in policy)")
 	fs.Float64Var(&o.Speed, "speed", 1, fmt.Sprintf("play the capture `N` times faster, %g to %g", float64(replay.MinSpeed), float64(replay.MaxSpeed)))
 	duration := autoDuration{auto: true}
+	given := map[string]bool{}
 	fs.Var(&duration, "duration", "stop after `D`; 0: at Ctrl-C; auto: at Ctrl-C on a terminal, after 10s otherwise")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	// An empty file is the default, or its built-in copy where it is
+	// missing; a file given is that file.
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if !given["dbc"] {
+		o.DBC = ""
+	}
+	if !given["capture"] {
+		o.Capture = ""
 	}
 	if err := firstError(
 		floatIn("demo", "--speed", o.Speed, replay.MinSpeed, replay.MaxSpeed),
@@ -85,6 +96,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 		o.Duration = duration.d
 	case !o.TTY:
 		o.Duration = nonTerminalDuration
+		fmt.Fprintf(e.stderr, "demo: standard output is not a terminal: stopping after %v (--duration 0 runs until Ctrl-C, --duration D for D)\n", nonTerminalDuration)
 	}
 	return demo.Run(ctx, o)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestDemoCommand: `candec demo` works from a clone with nothing else:
@@ -62,5 +63,31 @@ func TestDemoHelp(t *testing.T) {
 	help := stdout.String()
 	if strings.Contains(help, "-1ns") || !strings.Contains(help, "(default auto)") || !strings.Contains(help, "(default candec-demo with --broker") {
 		t.Errorf("help:\n%s\nwant --duration's default auto and --prefix's default, no -1ns", help)
+	}
+}
+
+// TestDemoSaysWhyItStops: with its output not a terminal and no
+// --duration, the demo says on standard error that it stops after 10s,
+// and how to run it longer; with --duration it says nothing of it.
+func TestDemoSaysWhyItStops(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"--duration", "1s"}, false},
+	} {
+		// The context ends the demo before its 10s.
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, env{nil, &stdout, &stderr}, append([]string{"demo"}, tc.args...))
+		cancel()
+		if err != nil {
+			t.Fatalf("demo %v: %v\n%s", tc.args, err, stderr.String())
+		}
+		const msg = "demo: standard output is not a terminal: stopping after 10s (--duration 0 runs until Ctrl-C, --duration D for D)\n"
+		if got := strings.Contains(stderr.String(), msg); got != tc.want {
+			t.Errorf("demo %v: stderr %q: got the reason %v, want %v", tc.args, stderr.String(), got, tc.want)
+		}
 	}
 }

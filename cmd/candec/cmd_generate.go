@@ -7,17 +7,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/simulate"
 )
 
 // runGenerate writes a simulated capture. Its defaults reproduce
-// testdata/idle.log when run from the repository root.
+// testdata/idle.log, from any directory (the car's DBC is built in).
 func runGenerate(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "generate", "[flags]")
 	d := simulate.DefaultOptions()
-	dbcs := fs.String("dbc", "testdata/yukart.dbc", "DBC `FILE[,FILE]` whose cyclic messages are sent")
+	dbcs := carDBC(fs, "DBC `FILE[,FILE]` whose cyclic messages are sent")
 	scenario := fs.String("scenario", string(d.Scenario), "what the kart does: "+scenarioNames())
 	fs.DurationVar(&d.Duration, "duration", d.Duration, "length of the capture")
 	fs.Int64Var(&d.Seed, "seed", d.Seed, "random seed; the same seed gives the same capture")
@@ -49,7 +48,8 @@ func runGenerate(ctx context.Context, e env, args []string) error {
 	if err := d.Validate(); err != nil {
 		return &exitError{2, fmt.Errorf("generate: %w", err)}
 	}
-	db, err := dbc.Load(splitList(*dbcs)...)
+	inputs, builtIn := carDBCFiles(fs, splitList(*dbcs))
+	db, _, err := loadCarDBC(inputs, builtIn)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func runGenerate(ctx context.Context, e env, args []string) error {
 	// The capture is written under a temporary name and renamed over -o
 	// only when it is whole: a failed or interrupted run leaves a file
 	// that was there as it was, and never removes a device.
-	of, err := outfile.Create(*out, e.stdout, splitList(*dbcs)...)
+	of, err := outfile.Create(*out, e.stdout, inputs...)
 	if err != nil {
 		return fmt.Errorf("generate: %w", err)
 	}

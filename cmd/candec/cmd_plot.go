@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/yukart/candec/capture"
-	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/chart"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/plot"
@@ -16,7 +15,7 @@ import (
 
 func runPlot(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "plot", "--dbc FILE[,FILE] --signals GLOB -o FILE.svg|FILE.png [--policy FILE] CAPTURE|-")
-	dbcs := fs.String("dbc", "testdata/yukart.dbc", "DBC `FILE[,FILE]`")
+	dbcs := carDBC(fs, "DBC `FILE[,FILE]`")
 	signals := fs.String("signals", "", "`GLOB` on signal names or Message.Signal (required), such as \"*Speed*\"")
 	out := fs.String("o", "", "output `FILE`: .svg or .png (required)")
 	policy := fs.String("policy", "", "policy `FILE`: overlay what the service would publish under it")
@@ -38,12 +37,12 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return &exitError{2, fmt.Errorf("plot: -o: %w", err)}
 	}
-	dbcFiles := strings.Split(*dbcs, ",")
+	dbcFiles, builtIn := carDBCFiles(fs, strings.Split(*dbcs, ","))
 	inputs := append([]string{fs.Arg(0), *policy}, dbcFiles...)
 	if err := outfile.CheckNotInput(*out, inputs...); err != nil {
 		return &exitError{2, fmt.Errorf("plot: %w", err)}
 	}
-	db, err := dbc.Load(dbcFiles...)
+	db, _, err := loadCarDBC(dbcFiles, builtIn)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/yukart/candec/capture"
-	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/chart"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/tune"
@@ -19,7 +18,7 @@ import (
 
 func runTune(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "tune", "--dbc FILE[,FILE] [--policy FILE] [flags] CAPTURE|-")
-	dbcs := fs.String("dbc", "testdata/yukart.dbc", "DBC `FILE[,FILE]`")
+	dbcs := carDBC(fs, "DBC `FILE[,FILE]`")
 	policy := fs.String("policy", "", "policy `FILE` (default: the built-in default policy)")
 	subs := fs.Int("subscribers", tune.DefaultSubscribers, "all-signal subscribers the deliveries are counted for (`N` ≥ 1)")
 	top := fs.Int("top", 20, "show the `N` costliest signals (0: all)")
@@ -47,7 +46,7 @@ func runTune(ctx context.Context, e env, args []string) error {
 	if !(*budget > 0) || math.IsInf(*budget, 1) {
 		return &exitError{2, fmt.Errorf("tune: --budget must be a number of deliveries/s more than 0, got %g", *budget)}
 	}
-	dbcFiles := strings.Split(*dbcs, ",")
+	dbcFiles, builtIn := carDBCFiles(fs, strings.Split(*dbcs, ","))
 	inputs := append([]string{fs.Arg(0), *policy}, dbcFiles...)
 	var format chart.Format
 	if *svg != "" {
@@ -62,7 +61,7 @@ func runTune(ctx context.Context, e env, args []string) error {
 			return &exitError{2, fmt.Errorf("tune: %w", err)}
 		}
 	}
-	db, err := dbc.Load(dbcFiles...)
+	db, dbcName, err := loadCarDBC(dbcFiles, builtIn)
 	if err != nil {
 		return err
 	}
@@ -101,7 +100,7 @@ func runTune(ctx context.Context, e env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(e.stdout, "policy: %s   DBC: %s\n", name, *dbcs)
+	fmt.Fprintf(e.stdout, "policy: %s   DBC: %s\n", name, dbcName)
 	return rep.WriteText(e.stdout, *top)
 }
 

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/broker"
+	"github.com/yukart/candec/internal/cardata"
 	"github.com/yukart/candec/internal/replay"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/service"
@@ -28,9 +30,10 @@ import (
 // Defaults of Options.
 const (
 	// DefaultDBC and DefaultCapture are the car's test data, relative to
-	// the repository root.
-	DefaultDBC     = "testdata/yukart.dbc"
-	DefaultCapture = "testdata/idle.log"
+	// the repository root; outside a clone, the copies built into candec
+	// (package cardata) stand in for them.
+	DefaultDBC     = cardata.DBCFile
+	DefaultCapture = cardata.CaptureFile
 	// DefaultRefresh is how often a terminal is redrawn.
 	DefaultRefresh = 250 * time.Millisecond
 	// lineEvery is how often a summary line is printed when the output
@@ -86,8 +89,10 @@ type Options struct {
 	// ids (its decoder's, and -check, -board, -replay after it).
 	Broker mqttclient.Settings
 	// DBC, Capture and Policy are files; relative paths are tried from
-	// the working directory, then from the repository root. An empty
-	// Policy is the built-in default policy.
+	// the working directory, then from the repository root. An empty DBC
+	// or Capture is DefaultDBC or DefaultCapture, or where that is
+	// missing, its copy built into candec. An empty Policy is the
+	// built-in default policy.
 	DBC, Capture, Policy string
 	// Prefix is the topics' prefix (see Topics); empty means
 	// DefaultPrefix with Broker, EmbeddedPrefix without.
@@ -148,27 +153,44 @@ func Run(ctx context.Context, o Options) error {
 	if o.Log == nil {
 		o.Log = slog.New(slog.DiscardHandler)
 	}
-	dbcPath, err := Locate(orDefault(o.DBC, DefaultDBC))
+	dbcPath, builtInDBC, err := locateData(o.DBC, DefaultDBC)
 	if err != nil {
 		return err
 	}
-	capPath, err := Locate(orDefault(o.Capture, DefaultCapture))
+	capPath, builtInCapture, err := locateData(o.Capture, DefaultCapture)
 	if err != nil {
 		return err
 	}
 	// A capture that cannot be read is said before anything starts.
-	c, err := capture.Open(capPath, capture.Options{})
+	open := replay.OpenFile(capPath, capture.Options{})
+	if builtInCapture {
+		data, err := cardata.Capture()
+		if err != nil {
+			return err
+		}
+		capPath = cardata.CaptureName
+		open = func() (capture.Source, error) { return capture.NewSource(bytes.NewReader(data), capture.Options{}) }
+	}
+	c, err := open()
 	if err != nil {
 		return err
 	}
-	c.Close()
+	if cl, ok := c.(io.Closer); ok {
+		cl.Close()
+	}
 	policy := ""
 	if o.Policy != "" {
 		if policy, err = Locate(o.Policy); err != nil {
 			return err
 		}
 	}
-	db, err := dbc.Load(dbcPath)
+	var db *dbc.Database
+	if builtInDBC {
+		dbcPath = cardata.DBCName
+		db, err = cardata.LoadDBC()
+	} else {
+		db, err = dbc.Load(dbcPath)
+	}
 	if err != nil {
 		return err
 	}
@@ -271,7 +293,6 @@ func Run(ctx context.Context, o Options) error {
 		case <-gctx.Done():
 			return nil
 		}
-		open := replay.OpenFile(capPath, capture.Options{})
 		pub := mqttclient.NewPublisher(bridge, cfg.RawTopic, 0, false, "")
 		_, err := replay.Run(gctx, open, pub, replay.Options{Speed: o.Speed, Loop: true})
 		return err
@@ -445,9 +466,17 @@ func Locate(path string) (string, error) {
 	return "", fmt.Errorf("%w: %s (not here, nor under the repository root: run from a clone of candec, or give the file's path)", ErrNotFound, path)
 }
 
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
+// locateData locates a data file given as path, or when path is empty
+// the default file def. builtIn says that def is found nowhere, and its
+// copy built into candec stands in for it.
+func locateData(path, def string) (found string, builtIn bool, err error) {
+	if path != "" {
+		found, err = Locate(path)
+		return found, false, err
 	}
-	return s
+	found, err = Locate(def)
+	if errors.Is(err, ErrNotFound) {
+		return "", true, nil
+	}
+	return found, false, err
 }

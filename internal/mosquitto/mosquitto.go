@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/yukart/candec/internal/child"
@@ -123,7 +124,7 @@ type Process struct {
 	Log string
 }
 
-// Start starts mosquitto as o says and waits until it accepts
+// Start starts mosquitto as o says and waits until it serves
 // connections, ctx ends or StartTimeout passes. The caller stops it.
 func Start(ctx context.Context, o Options) (*Process, error) {
 	if o.Binary == "" {
@@ -244,15 +245,26 @@ func (p *Process) Stop(timeout time.Duration) error {
 	return p.Process.Stop(timeout)
 }
 
-// WaitListening waits until addr accepts a TCP connection, exited is
-// closed, ctx ends or StartTimeout passes.
+// WaitListening waits until the broker at addr serves connections,
+// exited is closed, ctx ends or StartTimeout passes.
+//
+// A connection the kernel accepts is not enough. mosquitto listens
+// before it sets up its signal handlers and enters its main loop, and a
+// SIGTERM that arrives between the two is lost (its handler clears the
+// flag that the loop then sets): such a broker ran on until it was
+// killed. So the broker must answer a probe, which only its main loop
+// does.
 func WaitListening(ctx context.Context, addr string, exited <-chan struct{}) error {
 	deadline := time.Now().Add(StartTimeout)
 	for {
-		c, err := net.DialTimeout("tcp", addr, time.Second)
+		err := probe(ctx, addr)
 		if err == nil {
-			c.Close()
-			return nil
+			select {
+			case <-exited:
+				return errors.New("exited while answering the first connection")
+			default:
+				return nil
+			}
 		}
 		select {
 		case <-exited:
@@ -262,9 +274,42 @@ func WaitListening(ctx context.Context, addr string, exited <-chan struct{}) err
 		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not accepting connections after %v: %w", StartTimeout, err)
+			return fmt.Errorf("not serving connections after %v: %w", StartTimeout, err)
 		}
 	}
+}
+
+// probeTimeout bounds one probe: a loaded machine can take a while to
+// schedule the broker.
+const probeTimeout = 2 * time.Second
+
+// probe connects to addr, closes its side at once and waits for the
+// broker to close the other. A broker reads the end of the connection
+// only in its main loop, on a plain or a TLS listener alike, and logs
+// no client (a connection that "closed its connection").
+func probe(ctx context.Context, addr string) error {
+	d := net.Dialer{Timeout: probeTimeout}
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	deadline := time.Now().Add(probeTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if err := c.SetDeadline(deadline); err != nil {
+		return err
+	}
+	if err := c.(*net.TCPConn).CloseWrite(); err != nil {
+		return err
+	}
+	var b [64]byte
+	if _, err := c.Read(b[:]); err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, syscall.ECONNRESET) {
+		// A timeout: the broker listens, but its loop has not run.
+		return fmt.Errorf("no answer to a probe: %w", err)
+	}
+	return nil
 }
 
 // FreePort returns a TCP port of 127.0.0.1 that was free a moment ago.

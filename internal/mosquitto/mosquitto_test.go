@@ -205,13 +205,9 @@ func TestStopKillsStubbornBroker(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	// A "mosquitto" that ignores SIGTERM and listens (via the test) so
+	// A "mosquitto" that ignores SIGTERM and serves (via the test) so
 	// Start sees it ready.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := serve(t)
 	port := l.Addr().(*net.TCPAddr).Port
 	dir := t.TempDir()
 	fake := filepath.Join(dir, "mosquitto")
@@ -244,5 +240,51 @@ func dial(t *testing.T, addr string, want bool) {
 	}
 	if got := err == nil; got != want {
 		t.Errorf("dial %s: got accepting=%v (%v), want %v", addr, got, err, want)
+	}
+}
+
+// serve listens on a port of 127.0.0.1 and closes each connection as
+// mosquitto's loop does when a client closes its side first (the
+// probe of WaitListening). It stops at the end of the test.
+func serve(t *testing.T) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	t.Cleanup(func() { l.Close(); <-done })
+	return l
+}
+
+// TestWaitListeningWantsAnAnswer: a port that accepts connections
+// (the kernel's backlog) but whose process never reads them is not a
+// broker ready to serve, and a SIGTERM sent to mosquitto then could be
+// lost; one that answers, by closing the connection, is.
+func TestWaitListeningWantsAnAnswer(t *testing.T) {
+	mute, err := net.Listen("tcp", "127.0.0.1:0") // listens, never accepts
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mute.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := WaitListening(ctx, mute.Addr().String(), nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a port nobody serves: got %v, want the context's deadline", err)
+	}
+
+	l := serve(t)
+	if err := WaitListening(context.Background(), l.Addr().String(), nil); err != nil {
+		t.Errorf("a port that answers: got %v, want nil", err)
 	}
 }
