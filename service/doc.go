@@ -151,7 +151,7 @@
 //	candec_raw_frames_total                frames in valid batches
 //	candec_raw_frames_lost_total           frames lost, from seq gaps
 //	candec_raw_frames_dropped_total        frames dropped here (input queue full, or left at shutdown)
-//	candec_raw_batches_invalid_total{reason} batches that failed validation: short, version, flags, length, id, data_length, reserved, other
+//	candec_raw_batches_invalid_total{reason} batches that failed validation: short, version, flags, length, id, data_length, reserved, retained, other
 //	candec_bridge_restarts_total           times the batch seq went backwards
 //	candec_raw_publishers                  seq streams (publishers) active on the raw topic
 //	candec_frames_unknown_id_total         frames of IDs not in the DBC
