@@ -409,7 +409,7 @@ func (s *Service) onConnectionLost(err error) {
 func (s *Service) takenOver(how string) {
 	s.m.takeovers.Inc()
 	if ok, held := s.takeoverLog.allow(s.now()); ok {
-		s.log.Error("another client took over client id "+s.cfg.ClientID+"; give each instance its own client_id",
+		s.log.Error("another client took over client id "+s.cfg.ClientID+"; give each instance its own client_id (its own user, on a broker with use_username_as_clientid)",
 			"broker", s.cfg.Broker, "how", how, "suppressed_since_last", held)
 	}
 }
