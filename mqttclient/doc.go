@@ -45,6 +45,10 @@
 // message the user may not publish without a word, and the PUBACK of a
 // QoS 1 one says so (ErrPublishRefused, 0x87 not authorized).
 //
+// Overlap tells whether two topic filters match a common topic (MQTT v5,
+// 4.7, $ topics included): `candec run` refuses a raw topic filter that
+// would bring it its own messages.
+//
 // # URLs
 //
 //	mqtt://host:1883     plain TCP (also tcp://)

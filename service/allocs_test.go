@@ -33,7 +33,7 @@ func TestHandleBatchAllocs(t *testing.T) {
 		}
 		raw, _ = appendBatch(raw[:0], seq, frames)
 		seq += uint64(len(frames))
-		s.handleBatch(raw)
+		s.handleBatch(raw, DefaultRawTopic)
 		for {
 			m, ok := s.out.take(spare)
 			if !ok {

@@ -51,7 +51,7 @@ func BenchmarkHandleBatch(b *testing.B) {
 			if pass > 0 {
 				shift(raw, span)
 			}
-			s.handleBatch(raw)
+			s.handleBatch(raw, DefaultRawTopic)
 			for {
 				m, ok := s.out.take(spare)
 				if !ok {

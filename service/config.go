@@ -592,6 +592,9 @@ func (c *Config) Validate() error {
 			return c.errorf("window_topic", "%v", err)
 		}
 	}
+	if err := c.checkOwnTopics(); err != nil {
+		return err
+	}
 	// 0 would be taken as pipeline's default: say so rather.
 	if c.WindowPeriod <= 0 {
 		return c.errorf("window_period", "must be > 0 (like 10ms), got %v", c.WindowPeriod)
@@ -656,4 +659,45 @@ func checkFilter(f string) error {
 		}
 	}
 	return nil
+}
+
+// checkOwnTopics refuses a raw topic filter that matches a topic the
+// decoder publishes on: its status, its window stream, or any topic the
+// template can give a signal (a level with a placeholder matches any
+// level, whatever the DBC or a reloaded policy publishes). The decoder
+// would receive its own messages and count each as an invalid batch.
+func (c *Config) checkOwnTopics() error {
+	own := []struct{ key, topic string }{
+		{"status_topic", c.StatusTopic},
+		{"window_topic", c.WindowTopic},
+		{"topic_template", templateFilter(c.TopicTemplate)},
+	}
+	for _, o := range own {
+		if o.topic != "" && mqttclient.Overlap(c.RawTopic, o.topic) {
+			what := fmt.Sprintf("the %s %q", o.key, o.topic)
+			if o.key == "topic_template" {
+				what = fmt.Sprintf("signal topics of the topic_template %q", c.TopicTemplate)
+			}
+			if w := c.origin[o.key]; w != "" {
+				what += " (" + w + ")"
+			}
+			return c.errorf("raw_topic", "%q matches %s: the decoder would receive its own messages; give the raw frames a topic of their own", c.RawTopic, what)
+		}
+	}
+	return nil
+}
+
+// templateFilter is the topic filter that matches every topic tmpl can
+// give: each level holding a placeholder becomes '+'.
+func templateFilter(tmpl string) string {
+	if tmpl == "" {
+		tmpl = pipeline.DefaultTopicTemplate
+	}
+	levels := strings.Split(tmpl, "/")
+	for i, l := range levels {
+		if strings.Contains(l, "{") {
+			levels[i] = "+"
+		}
+	}
+	return strings.Join(levels, "/")
 }

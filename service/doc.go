@@ -151,7 +151,7 @@
 //	candec_raw_frames_total                frames in valid batches
 //	candec_raw_frames_lost_total           frames lost, from seq gaps
 //	candec_raw_frames_dropped_total        frames dropped here (input queue full, or left at shutdown)
-//	candec_raw_batches_invalid_total{reason} batches that failed validation: short, version, flags, length, id, data_length, reserved, other
+//	candec_raw_batches_invalid_total{reason} batches that failed validation: short, version, flags, length, id, data_length, reserved, retained, other
 //	candec_bridge_restarts_total           times the batch seq went backwards
 //	candec_raw_publishers                  seq streams (publishers) active on the raw topic
 //	candec_frames_unknown_id_total         frames of IDs not in the DBC
@@ -193,7 +193,7 @@
 //
 //	key               default                   meaning
 //	broker            mqtt://127.0.0.1:1883     broker URL, mqtt:// or mqtts://
-//	client_id         candec                    MQTT client id
+//	client_id         candec                    MQTT client id (deploy/mosquitto: the user name)
 //	username          (none)                    broker user
 //	password          (none)                    broker password (use CANDEC_PASSWORD)
 //	ca_file           (system roots)            PEM CA bundle (mqtts)
@@ -219,6 +219,14 @@
 // No number is silently replaced by a default: qos must be 0 or 1,
 // window_period and shutdown_timeout above 0, clock_lag 0 or more, and
 // reconnect_max at least 100ms. `candec run -h` shows each flag's default.
+// raw_topic must match none of the decoder's own topics (status_topic,
+// window_topic, any topic topic_template can give, a level with a
+// placeholder standing for any level): the decoder would receive its own
+// messages as raw batches. The raw subscription asks the broker for no
+// retained message (MQTT v5 retain handling 2), and a delivery that
+// still carries the retain flag is dropped and counted in
+// candec_raw_batches_invalid_total{reason="retained"}: a retained batch
+// is an old one, which every start would publish again as fresh.
 //
 // A bad value stops start-up with one line that names where it was set,
 // the key, and what is wrong:

@@ -43,7 +43,8 @@ var invalidReasons = []struct {
 	{rawbatch.ErrID, "id"},
 	{rawbatch.ErrDataLength, "data_length"},
 	{rawbatch.ErrReserved, "reserved"},
-	{nil, "other"}, // the last: anything else
+	{errRetained, "retained"}, // not rawbatch's: the delivery's retain flag
+	{nil, "other"},            // the last: anything else
 }
 
 // invalid returns the counter of batches that failed with err. It does
@@ -129,7 +130,7 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 		Help: "Publishers on the raw topic, told apart by their seq streams, that sent a batch in the last 2 s; more than 1 means more than one bridge or replay publishes there."})
 	invalid := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "candec_raw_batches_invalid_total",
-		Help: "Raw batches that failed validation and were ignored, by what was wrong (docs/wire-format.md, Validation).",
+		Help: "Raw batches that failed validation and were ignored, by what was wrong (docs/wire-format.md, Validation); retained: a delivery with the retain flag, an old batch.",
 	}, []string{"reason"})
 	for _, r := range invalidReasons {
 		m.rawInvalid = append(m.rawInvalid, invalid.WithLabelValues(r.label))

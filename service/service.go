@@ -56,8 +56,15 @@ const (
 	connLogPeriod = 10 * time.Second
 )
 
+// retainHandlingNone is MQTT v5's retain handling 2 (3.8.3.1): the
+// broker sends no retained message when the subscription is made.
+const retainHandlingNone = 2
+
 // Errors.
 var (
+	// errRetained counts a raw delivery that carries the retain flag
+	// among the invalid batches (reason "retained").
+	errRetained = errors.New("service: retained raw batch")
 	// ErrRunning: Run was called a second time.
 	ErrRunning = errors.New("service: Run called twice")
 	// ErrGatherer: metrics_addr needs a Registerer that is also a
@@ -79,7 +86,7 @@ type Service struct {
 
 	// Between the MQTT client's receiving goroutine and the engine
 	// goroutine: batches travel in buffers that come back through free.
-	in   chan []byte
+	in   chan rawMsg
 	free chan []byte
 
 	up        chan struct{} // a connection came up (room for one)
@@ -108,8 +115,8 @@ type Service struct {
 	restartLog, publishersLog rateLimit
 
 	// Log limits of the MQTT client's callbacks, one per kind of line.
-	upLog, downLog, takeoverLog, failLog lockedLimit
-	setupLog                             rateLimit // owned by the publisher goroutine
+	upLog, downLog, takeoverLog, failLog, retainLog lockedLimit
+	setupLog                                        rateLimit // owned by the publisher goroutine
 
 	// now is the wall clock; tests replace it.
 	now func() time.Time
@@ -159,7 +166,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		out:       newOutbox(1+len(db.Signals), windowSlot),
 		qos:       byte(cfg.QoS),
 		ctype:     enc.ContentType(),
-		in:        make(chan []byte, inQueue),
+		in:        make(chan rawMsg, inQueue),
 		free:      make(chan []byte, inQueue),
 		up:        make(chan struct{}, 1),
 		republish: make(chan chan struct{}),
@@ -170,6 +177,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 	for _, l := range []*lockedLimit{&s.upLog, &s.downLog, &s.takeoverLog, &s.failLog} {
 		l.period = connLogPeriod
 	}
+	s.retainLog.period = badBatchLogPeriod
 	s.restartLog.period, s.publishersLog.period = badBatchLogPeriod, badBatchLogPeriod
 	s.setupLog.period = connLogPeriod
 	for range inQueue {
@@ -401,17 +409,39 @@ func (s *Service) onConnectionLost(err error) {
 func (s *Service) takenOver(how string) {
 	s.m.takeovers.Inc()
 	if ok, held := s.takeoverLog.allow(s.now()); ok {
-		s.log.Error("another client took over client id "+s.cfg.ClientID+"; give each instance its own client_id",
+		s.log.Error("another client took over client id "+s.cfg.ClientID+"; give each instance its own client_id (its own user, on a broker with use_username_as_clientid)",
 			"broker", s.cfg.Broker, "how", how, "suppressed_since_last", held)
 	}
+}
+
+// rawMsg is a received raw batch on its way to the engine: the payload
+// in a buffer of the free list, and the topic it came on.
+type rawMsg struct {
+	b     []byte
+	topic string
 }
 
 // receive takes a raw batch from the MQTT client. It copies the payload
 // into a free buffer and queues it for the engine; when every buffer is
 // taken (the engine is behind by inQueue batches) it drops the batch and
 // counts its frames, rather than stall the client.
+//
+// A delivery with the retain flag is dropped and counted as invalid
+// (reason "retained"): a retained batch was published before this
+// subscription, maybe days ago, and decoding it would publish its old
+// values as fresh ones under this run's epoch, at every start. The
+// subscription asks for no retained messages (retain handling 2), so
+// only a broker that ignores that sends one.
 func (s *Service) receive(p *paho.Publish) {
 	s.m.rawBatches.Inc()
+	if p.Retain {
+		s.m.invalid(errRetained).Inc()
+		if ok, held := s.retainLog.allow(s.now()); ok {
+			s.log.Warn("retained raw batch ignored: a bridge must not publish raw batches retained", "topic", p.Topic,
+				"bytes", len(p.Payload), "suppressed_since_last", held)
+		}
+		return
+	}
 	var buf []byte
 	select {
 	case buf = <-s.free:
@@ -421,7 +451,7 @@ func (s *Service) receive(p *paho.Publish) {
 		}
 		return
 	}
-	s.in <- append(buf[:0], p.Payload...) // never blocks: in has room for every buffer
+	s.in <- rawMsg{append(buf[:0], p.Payload...), p.Topic} // never blocks: in has room for every buffer
 }
 
 // runEngine owns the pipeline engine: it feeds it the queued batches,
@@ -433,9 +463,9 @@ func (s *Service) runEngine(ctx context.Context) {
 	defer t.Stop()
 	for {
 		select {
-		case b := <-s.in:
-			s.handleBatch(b)
-			s.free <- b
+		case m := <-s.in:
+			s.handleBatch(m.b, m.topic)
+			s.free <- m.b
 		case <-t.C:
 			s.notify.beat()
 			s.advance()
@@ -452,13 +482,13 @@ func (s *Service) runEngine(ctx context.Context) {
 			deadline := s.now().Add(s.cfg.ShutdownTimeout / 2)
 			for {
 				select {
-				case b := <-s.in:
+				case m := <-s.in:
 					if s.now().Before(deadline) {
-						s.handleBatch(b)
-					} else if batch, err := rawbatch.Parse(b); err == nil {
+						s.handleBatch(m.b, m.topic)
+					} else if batch, err := rawbatch.Parse(m.b); err == nil {
 						s.m.rawDropped.Add(float64(batch.Len()))
 					}
-					s.free <- b
+					s.free <- m.b
 					continue
 				default:
 				}
@@ -471,14 +501,15 @@ func (s *Service) runEngine(ctx context.Context) {
 	}
 }
 
-// handleBatch validates one raw batch, counts lost frames from its seq
-// and runs its frames through the engine. It does not allocate.
-func (s *Service) handleBatch(b []byte) {
+// handleBatch validates one raw batch, which came on topic, counts lost
+// frames from its seq and runs its frames through the engine. It does
+// not allocate.
+func (s *Service) handleBatch(b []byte, topic string) {
 	batch, err := rawbatch.Parse(b)
 	if err != nil {
 		s.m.invalid(err).Inc()
 		if ok, held := s.badLog.allow(s.now()); ok {
-			s.log.Warn("invalid raw batch ignored", "topic", s.cfg.RawTopic, "bytes", len(b), "err", err,
+			s.log.Warn("invalid raw batch ignored", "topic", topic, "bytes", len(b), "err", err,
 				"suppressed_since_last", held)
 		}
 		return
@@ -635,7 +666,11 @@ func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, repu
 	}
 	sctx, cancel := context.WithTimeout(ctx, opTimeout)
 	defer cancel()
-	sa, err := s.cm.Subscribe(sctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: s.cfg.RawTopic, QoS: s.qos}}})
+	// Retain handling 2: no retained batch at subscribe (see receive).
+	// No local: never the decoder's own messages, should a broker match
+	// them (Config.Validate refuses a raw topic that overlaps them).
+	sa, err := s.cm.Subscribe(sctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
+		{Topic: s.cfg.RawTopic, QoS: s.qos, RetainHandling: retainHandlingNone, NoLocal: true}}})
 	if sa != nil && len(sa.Reasons) > 0 && sa.Reasons[0] >= 0x80 {
 		// paho returns an error without the code along with the SUBACK.
 		err = &refusedError{code: sa.Reasons[0]}

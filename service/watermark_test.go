@@ -27,7 +27,7 @@ func TestWatermark(t *testing.T) {
 	for i := range 5 {
 		fs = append(fs, motorFrame(ts+int64(i)*int64(time.Millisecond), uint16(i), 0))
 	}
-	s.handleBatch(batch(t, 0, fs))
+	s.handleBatch(batch(t, 0, fs), DefaultRawTopic)
 	taken := func() []msg {
 		var ms []msg
 		for {

@@ -63,6 +63,7 @@ func TestRunBadConfig(t *testing.T) {
 		{"environment", map[string]string{"CANDEC_CLOCK_LAG": "soon"}, []string{"--dbc", "x.dbc"}, `environment CANDEC_CLOCK_LAG: clock_lag: not a duration`},
 		{"missing DBC", nil, []string{"--dbc", filepath.Join(dir, "none.dbc")}, filepath.Join(dir, "none.dbc")},
 		{"bad DBC", nil, []string{"--dbc", badDBC}, badDBC + ":2:"},
+		{"raw topic takes in the decoder's own", nil, []string{"--dbc", "../../testdata/yukart.dbc", "--raw-topic", "#"}, `flag --raw-topic: raw_topic: "#" matches the status_topic "yukart/decoder/status"`},
 		{"missing policy", nil, []string{"--dbc", "../../testdata/yukart.dbc", "--policy", filepath.Join(dir, "p.yaml")}, filepath.Join(dir, "p.yaml")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
