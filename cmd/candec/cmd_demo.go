@@ -63,6 +63,9 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkArgs(fs, 0, ""); err != nil {
+		return err
+	}
 	if err := firstError(
 		floatIn("demo", "--speed", o.Speed, replay.MinSpeed, replay.MaxSpeed),
 		durationIn("demo", "--connect-timeout", o.ConnectTimeout, time.Millisecond, maxConnectTimeout),

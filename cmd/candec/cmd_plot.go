@@ -41,7 +41,7 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	dbcFiles := strings.Split(*dbcs, ",")
 	inputs := append([]string{fs.Arg(0), *policy}, dbcFiles...)
 	if err := outfile.CheckNotInput(*out, inputs...); err != nil {
-		return &exitError{2, fmt.Errorf("plot: %w", err)}
+		return &exitError{2, fmt.Errorf("plot: -o: %w", err)}
 	}
 	db, err := dbc.Load(dbcFiles...)
 	if err != nil {
@@ -74,7 +74,7 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	}
 	w, err := outfile.Create(*out, e.stdout, inputs...)
 	if err != nil {
-		return fmt.Errorf("plot: %w", err)
+		return fmt.Errorf("plot: -o: %w", err)
 	}
 	defer w.Abort()
 	c, width, height := d.Chart()
