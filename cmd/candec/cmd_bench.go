@@ -72,7 +72,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	}
 	f, err := scenario.LoadFile(*file)
 	if err != nil {
-		return err
+		return fmt.Errorf("bench: --scenarios: %w", err)
 	}
 	o := scenario.Overrides{Duration: *duration, Warmup: *warmup}
 	if *windowSubs {
@@ -185,7 +185,7 @@ func runBenchSummary(e env, args []string) error {
 	}
 	f, err := scenario.LoadFile(*file)
 	if err != nil {
-		return err
+		return fmt.Errorf("bench summary: --scenarios: %w", err)
 	}
 	dir := *results
 	if dir == "" {
