@@ -78,8 +78,8 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	}
 	o.Out = e.stdout
 	o.TTY = isTerminal(e.stdout)
-	if o.TTY {
-		if _, h, err := term.GetSize(int(e.stdout.(*os.File).Fd())); err == nil {
+	if f, ok := fileOf(e.stdout); ok && o.TTY {
+		if _, h, err := term.GetSize(int(f.Fd())); err == nil {
 			o.Rows = h
 		}
 	}

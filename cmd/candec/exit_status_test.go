@@ -162,3 +162,16 @@ func TestOutputArgumentNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestStdoutWrapperKeepsTheFile: the check on standard output's writes
+// hides no terminal: the commands that draw for a terminal (demo, decode's
+// refusal to write Parquet to one) still find the file under it.
+func TestStdoutWrapperKeepsTheFile(t *testing.T) {
+	f, ok := fileOf(&stdoutWriter{w: os.Stderr})
+	if !ok || f != os.Stderr {
+		t.Errorf("fileOf(stdoutWriter{os.Stderr}) = %v, %v; want os.Stderr", f, ok)
+	}
+	if _, ok := fileOf(&stdoutWriter{w: &strings.Builder{}}); ok {
+		t.Error("fileOf found a file under a strings.Builder")
+	}
+}
