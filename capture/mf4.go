@@ -43,7 +43,7 @@ type MF4Reader struct {
 	// file, returned once the other data groups are read.
 	tail  error
 	start int64 // the header's start time, ns since 1970 UTC
-	dgs        []*mf4DG
+	dgs   []*mf4DG
 
 	// Reading the metadata.
 	visits, frags int
