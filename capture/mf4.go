@@ -39,8 +39,11 @@ type MF4Reader struct {
 	err    error // sticky: io.EOF or the error that ended the reading
 
 	unfinished bool
-	start      int64 // the header's start time, ns since 1970 UTC
-	dgs        []*mf4DG
+	// tail is the error of a record cut by the end of an unfinalized
+	// file, returned once the other data groups are read.
+	tail  error
+	start int64 // the header's start time, ns since 1970 UTC
+	dgs   []*mf4DG
 
 	// Reading the metadata.
 	visits, frags int
@@ -238,6 +241,9 @@ func (m *MF4Reader) Next(f *frame.Frame) error {
 	for {
 		if m.cur == nil {
 			if m.dg >= len(m.dgs) {
+				if m.tail != nil {
+					return m.fail(m.tail)
+				}
 				return m.fail(io.EOF)
 			}
 			m.cur = newMF4Cursor(m, m.dgs[m.dg].stream)
@@ -331,12 +337,28 @@ func (m *MF4Reader) Next(f *frame.Frame) error {
 
 // partial handles a stream that ends inside a record at pos: the end of
 // an unfinalized file's data, or an error.
+//
+// The data of an unfinalized file ends where the logger stopped. Where
+// that is inside a record, the record's bytes are left unread, and the
+// file was cut (power lost while writing, a copy made too early): the
+// reading goes on with the other data groups and then ends with an
+// *OffsetError at the cut record that says how many bytes were left, as
+// a cut BLF or candump file ends with an error after its whole frames.
+// With Options.SkipInvalid the cut record is counted as skipped instead.
 func (m *MF4Reader) partial(dg *mf4DG, pos int64, err error) error {
 	if err != io.EOF {
 		return m.fail(err)
 	}
 	if dg.stream.open {
+		left := dg.stream.size - pos
 		m.cur.seek(dg.stream.size)
+		switch {
+		case left <= 0:
+		case m.opts.SkipInvalid:
+			m.skipped++
+		case m.tail == nil:
+			m.tail = m.errAt(dg.stream.fileOffset(pos), "the unfinalized file ends %d bytes into this record, which was left unread (the file was cut; the frames before it were read)", left)
+		}
 		return nil
 	}
 	if dg.stream.cut >= 0 {

@@ -33,8 +33,8 @@ type mf4Stream struct {
 	// file ends there (a truncated file), or -1.
 	cut int64
 	// open is true when the last block of an unfinalized file runs to
-	// the end of the file: a partial record there is where the logger
-	// stopped, not an error.
+	// the end of the file: the data ends where the logger stopped, and a
+	// partial record there is a cut file (see MF4Reader.partial).
 	open bool
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -142,14 +143,32 @@ func TestMF4Truncated(t *testing.T) {
 }
 
 // TestMF4UnfinalizedEnd reads an unfinalized file whose last record was
-// cut by the logger: every whole frame, then io.EOF.
+// cut (the logger lost power, the file was copied while written): every
+// whole frame, then an *OffsetError at the cut record saying how many of
+// its bytes were left unread; with SkipInvalid, the record is counted as
+// skipped and the reading ends with io.EOF.
 func TestMF4UnfinalizedEnd(t *testing.T) {
 	frames := testFrames(100, true, true, false)
 	file := buildCANedge(frames, mdfDTOpen)
-	for _, cut := range []int{1, 5, 20, 21, 25, 30, 40, 60} {
-		got, names, err := readMF4All(NewMF4Reader(bytes.NewReader(file[:len(file)-cut]), Options{}))
-		if err != nil {
-			t.Fatalf("cut %d: got %v, want io.EOF", cut, err)
+	if got, _, err := readMF4All(NewMF4Reader(bytes.NewReader(file), Options{})); err != nil || len(got) != len(frames) {
+		t.Fatalf("whole file: got %d frames and %v, want %d and io.EOF", len(got), err, len(frames))
+	}
+	// 20 bytes off the end is a record boundary: whole records, nothing
+	// left unread, and nothing to tell from a file the logger closed.
+	got, _, err := readMF4All(NewMF4Reader(bytes.NewReader(file[:len(file)-20]), Options{}))
+	if err != nil || len(got) < len(frames)-1 {
+		t.Errorf("cut on a record boundary: got %d frames and %v, want %d or more and io.EOF", len(got), err, len(frames)-1)
+	}
+	for _, cut := range []int{1, 5, 21, 25, 30, 40, 60} {
+		size := len(file) - cut
+		got, names, err := readMF4All(NewMF4Reader(bytes.NewReader(file[:size]), Options{}))
+		var oe *OffsetError
+		if !errors.As(err, &oe) {
+			t.Fatalf("cut %d: got %v, want an *OffsetError at the cut record", cut, err)
+		}
+		left := int64(size) - oe.Offset
+		if want := fmt.Sprintf("ends %d bytes into this record, which was left unread", left); left <= 0 || !strings.Contains(oe.Msg, want) {
+			t.Errorf("cut %d: got %q at byte %d, want it to say %q", cut, oe.Msg, oe.Offset, want)
 		}
 		want := frames
 		if len(got) < len(frames) {
@@ -159,6 +178,12 @@ func TestMF4UnfinalizedEnd(t *testing.T) {
 			t.Fatalf("cut %d: got %d frames, want at least 95", cut, len(got))
 		}
 		sameFrames(t, got, names, want)
+
+		r := NewMF4Reader(bytes.NewReader(file[:size]), Options{SkipInvalid: true})
+		skipGot, _, err := readMF4All(r)
+		if err != nil || len(skipGot) != len(got) || r.Skipped() != 1 {
+			t.Errorf("cut %d, SkipInvalid: got %d frames, %d skipped, %v; want %d, 1 and io.EOF", cut, len(skipGot), r.Skipped(), err, len(got))
+		}
 	}
 }
 

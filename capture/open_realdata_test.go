@@ -96,7 +96,7 @@ func TestGzip(t *testing.T) {
 		{"garbage inside", gz("hello\n"), "", 0, `gzip file: capture: unknown format: its first line is "hello"`},
 		{"gzip in gzip", gz(string(gz(candump))), "", 0, "a gzip file inside a gzip file"},
 		{"cut", gz(candump)[:len(gz(candump))-6], "candump.gz", 2, "unexpected EOF"},
-		{"bad header", []byte{0x1f, 0x8b, 0, 0}, "", 0, "capture: gzip: unexpected EOF"},
+		{"bad header", []byte{0x1f, 0x8b, 0, 0}, "", 0, "capture: gzip: compressed byte 4: unexpected EOF"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -89,7 +89,7 @@ func (r *Reader) Next(f *frame.Frame) error {
 		}
 		if err != nil && (err != io.EOF || len(line) == 0) {
 			if err != io.EOF {
-				err = fmt.Errorf("capture: read: %w", err)
+				err = fmt.Errorf("capture: line %d: read: %w", r.line+1, err)
 			}
 			return err
 		}
@@ -127,7 +127,7 @@ func (r *Reader) tooLong(head []byte) error {
 	}
 	r.line++
 	if err != nil && err != io.EOF {
-		return fmt.Errorf("capture: read: %w", err)
+		return fmt.Errorf("capture: line %d: read: %w", r.line, err)
 	}
 	if r.opts.SkipInvalid {
 		r.skipped++

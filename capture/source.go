@@ -141,11 +141,12 @@ func isGzip(head []byte) bool { return bytes.HasPrefix(head, gzipMagic) }
 // gzip again, picked by the decompressed content. Its format's name
 // ends in ".gz".
 func newGzipSource(r io.Reader, opts Options) (Source, string, error) {
-	zr, err := gzip.NewReader(r)
+	cr := &countingReader{r: bufio.NewReader(r)}
+	zr, err := gzip.NewReader(cr)
 	if err != nil {
-		return nil, "", fmt.Errorf("capture: gzip: %w", err)
+		return nil, "", fmt.Errorf("capture: gzip: compressed byte %d: %w", cr.n, err)
 	}
-	br := bufio.NewReaderSize(zr, MaxLineLen)
+	br := bufio.NewReaderSize(&gzipReader{zr: zr, in: cr}, MaxLineLen)
 	head, err := sniff(br)
 	if err != nil && err != io.EOF {
 		return nil, "", fmt.Errorf("capture: gzip: read: %w", err)
@@ -163,6 +164,50 @@ func newGzipSource(r io.Reader, opts Options) (Source, string, error) {
 		}
 	}
 	return nil, "", fmt.Errorf("gzip file: %w", formatError(head))
+}
+
+// gzipReader is a gzip stream whose errors say where it broke: the byte
+// of the compressed file the decompressor had reached, and how many bytes
+// it had given before, which the format's reader turns into a line or
+// record.
+type gzipReader struct {
+	zr  *gzip.Reader
+	in  *countingReader
+	out int64
+}
+
+func (g *gzipReader) Read(p []byte) (int, error) {
+	n, err := g.zr.Read(p)
+	g.out += int64(n)
+	if err != nil && err != io.EOF {
+		if err == io.ErrUnexpectedEOF {
+			err = fmt.Errorf("the file ends inside the compressed data: %w", err)
+		}
+		err = fmt.Errorf("gzip: compressed byte %d, after %d bytes decompressed: %w", g.in.n, g.out, err)
+	}
+	return n, err
+}
+
+// countingReader counts the bytes the decompressor took. It is an
+// io.ByteReader, so the decompressor reads from it byte by byte rather
+// than through a buffer of its own, and the count is where it stopped.
+type countingReader struct {
+	r *bufio.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+func (c *countingReader) ReadByte() (byte, error) {
+	b, err := c.r.ReadByte()
+	if err == nil {
+		c.n++
+	}
+	return b, err
 }
 
 // sniff returns the head of br without consuming it: what br holds or

@@ -2,7 +2,9 @@ package capture
 
 import (
 	"bytes"
+	"compress/gzip"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -303,3 +305,49 @@ func TestOpenStdin(t *testing.T) {
 		t.Errorf("empty stdin: got IDs %x, %v, want none", ids, err)
 	}
 }
+
+// TestGzipErrorPosition: a gzip capture cut short, or with a broken
+// compressed stream, is reported with the line reached and the byte of
+// the compressed file where decompression stopped.
+func TestGzipErrorPosition(t *testing.T) {
+	var text strings.Builder
+	for i := range 2000 {
+		fmt.Fprintf(&text, "(%d.000000) can0 123#%016X\n", 1000+i, i*7919)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	zw.Write([]byte(text.String()))
+	zw.Close()
+	full := z.Bytes()
+
+	cut := full[:len(full)/2]
+	_, err := readAll(mustSource(t, cut))
+	want := fmt.Sprintf("read: gzip: compressed byte %d, after ", len(cut))
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "capture: line ") || !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("cut: got %v, want the line and %q", err, want)
+	}
+
+	// A broken stored-block header: the deflate data is invalid at once.
+	bad := slices.Clone(full)
+	bad[10] = 0xff // the first byte after the 10-byte header
+	_, err = readAll(mustSource(t, bad))
+	if err == nil || !strings.Contains(err.Error(), "gzip: compressed byte ") {
+		t.Errorf("corrupt: got %v, want the compressed byte", err)
+	}
+}
+
+func mustSource(t *testing.T, b []byte) Source {
+	t.Helper()
+	src, err := NewSource(bytes.NewReader(b), Options{})
+	if err != nil {
+		// A stream broken in its first block fails already here.
+		return errSource{err}
+	}
+	return src
+}
+
+type errSource struct{ err error }
+
+func (e errSource) Next(*frame.Frame) error { return e.err }
+func (errSource) Interface(uint8) string    { return "" }
+func (errSource) Skipped() int              { return 0 }

@@ -38,7 +38,7 @@ func (t *textLines) next() ([]byte, error) {
 			}
 			t.line++
 			if err != nil && err != io.EOF {
-				return nil, fmt.Errorf("capture: read: %w", err)
+				return nil, fmt.Errorf("capture: line %d: read: %w", t.line, err)
 			}
 			if t.opts.SkipInvalid {
 				t.skipped++
@@ -48,7 +48,7 @@ func (t *textLines) next() ([]byte, error) {
 		}
 		if err != nil && (err != io.EOF || len(line) == 0) {
 			if err != io.EOF {
-				err = fmt.Errorf("capture: read: %w", err)
+				err = fmt.Errorf("capture: line %d: read: %w", t.line+1, err)
 			}
 			return nil, err
 		}

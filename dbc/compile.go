@@ -3,6 +3,7 @@ package dbc
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"slices"
 	"strconv"
 	"strings"
@@ -598,7 +599,93 @@ func (c *fileCompiler) finish(cm *compiledMessage) error {
 		}
 		seen[cs.s.Name] = cs
 	}
+	for _, cs := range cm.order {
+		c.oddities(m, cs)
+	}
 	return nil
+}
+
+// oddities warns about a signal that loads but cannot mean what it says:
+// a factor of 0, a range whose minimum is above its maximum, a
+// multiplexer value its switch can never hold, and a scale whose integer
+// values overflow int64.
+func (c *fileCompiler) oddities(m *Message, cs *compiledSignal) {
+	s, p := cs.s, cs.def.Pos
+	if s.Factor == 0 {
+		c.warn(p, "signal %s.%s: factor 0: every value is the offset %g, whatever the frame holds", m.Name, s.Name, s.Offset)
+	}
+	if s.Min > s.Max {
+		c.warn(p, "signal %s.%s: minimum %g is more than maximum %g: the range is ignored, no value is flagged out of range", m.Name, s.Name, s.Min, s.Max)
+	}
+	if s.Mux != nil && s.Mux.Switch != nil {
+		sw := s.Mux.Switch
+		for _, r := range s.Mux.Ranges {
+			if !switchCanHold(sw, r) {
+				what := strconv.FormatUint(r.Lo, 10)
+				if r.Hi != r.Lo {
+					what += "–" + strconv.FormatUint(r.Hi, 10)
+				}
+				c.warn(p, "signal %s.%s: multiplexer value %s can never occur: switch %s has %d bits (%s): the signal is never decoded for it", m.Name, s.Name, what, sw.Name, sw.Length, rawRange(sw))
+			}
+		}
+	}
+	if s.Type == Integer {
+		if lo, hi, ok := scaledRange(s); !ok {
+			c.warn(p, "signal %s.%s: raw × %g + %g reaches %s to %s, beyond the 64-bit integers: such values are not exact (decoded as rounded floats)", m.Name, s.Name, s.Factor, s.Offset, lo, hi)
+		}
+	}
+}
+
+// switchCanHold reports whether a multiplexer switch's raw value (as the
+// decoder reads it: sign-extended when signed) can lie in r.
+func switchCanHold(sw *Signal, r MuxRange) bool {
+	if sw.Length >= 64 {
+		return true
+	}
+	if !sw.Signed {
+		return r.Lo <= 1<<sw.Length-1
+	}
+	// Signed: 0 … 2^(n-1)-1, and the negative values, which are above
+	// 2^64 - 2^(n-1) as unsigned.
+	half := uint64(1) << (sw.Length - 1)
+	return r.Lo <= half-1 || r.Hi >= -half
+}
+
+// rawRange formats the raw values a signal can hold.
+func rawRange(s *Signal) string {
+	if s.Signed {
+		return fmt.Sprintf("raw %d to %d", -(int64(1) << (s.Length - 1)), int64(1)<<(s.Length-1)-1)
+	}
+	return fmt.Sprintf("raw 0 to %d", uint64(1)<<s.Length-1)
+}
+
+// scaledRange returns the lowest and highest raw × Factor + Offset of an
+// integer signal with an integral factor and offset, and whether every
+// one fits in int64 (an unsigned 64-bit raw value with factor 1 and
+// offset 0 is read as it is, so it fits too). A fractional factor or
+// offset makes floats of every value, which is no overflow.
+func scaledRange(s *Signal) (lo, hi string, ok bool) {
+	if s.Factor != math.Trunc(s.Factor) || s.Offset != math.Trunc(s.Offset) || math.IsInf(s.Factor, 0) || math.IsInf(s.Offset, 0) {
+		return "", "", true
+	}
+	if !s.Signed && s.Length == 64 && s.Factor == 1 && s.Offset == 0 {
+		return "", "", true
+	}
+	rlo, rhi := new(big.Int), new(big.Int).Lsh(big.NewInt(1), uint(s.Length))
+	if s.Signed {
+		rhi.Rsh(rhi, 1)
+		rlo.Neg(rhi)
+	}
+	rhi.Sub(rhi, big.NewInt(1))
+	f, _ := big.NewFloat(s.Factor).Int(nil)
+	o, _ := big.NewFloat(s.Offset).Int(nil)
+	a := new(big.Int).Add(new(big.Int).Mul(rlo, f), o)
+	b := new(big.Int).Add(new(big.Int).Mul(rhi, f), o)
+	if a.Cmp(b) > 0 {
+		a, b = b, a
+	}
+	minI, maxI := big.NewInt(math.MinInt64), big.NewInt(math.MaxInt64)
+	return a.String(), b.String(), a.Cmp(minI) >= 0 && b.Cmp(maxI) <= 0
 }
 
 // j1939 sets Message.J1939. The message's own VFrameFormat decides

@@ -297,3 +297,53 @@ func TestValueKeys(t *testing.T) {
 		{Value: 0, Label: "zero"},
 	})
 }
+
+// TestOddityWarnings: a signal that loads but cannot mean what it says
+// (factor 0, minimum above maximum, a multiplexer value its switch can
+// never hold, integer values beyond int64) is loaded with a warning
+// naming it and its line; the ordinary signals beside them get none.
+func TestOddityWarnings(t *testing.T) {
+	src := `BO_ 1 M: 8 X
+ SG_ Ok : 0|8@1+ (0.5,-10) [-10|117.5] "" X
+ SG_ Zero : 8|8@1+ (0,3) [0|0] "" X
+ SG_ Upside : 16|8@1+ (1,0) [100|0] "" X
+ SG_ Sw M : 24|2@1+ (1,0) [0|0] "" X
+ SG_ Page3 m3 : 32|8@1+ (1,0) [0|0] "" X
+ SG_ Page4 m4 : 40|8@1+ (1,0) [0|0] "" X
+BO_ 2 N: 8 X
+ SG_ Huge : 0|64@1+ (1000,0) [0|0] "" X
+ SG_ Whole : 0|64@1+ (1,0) [0|0] "" X
+ SG_ Neg : 0|64@1- (1,0) [0|0] "" X
+ SG_ NegScaled : 0|64@1- (-1,0) [0|0] "" X
+ SG_ Frac : 0|64@1- (0.001,0) [0|0] "" X
+BO_ 3 P: 8 X
+ SG_ SSw M : 0|4@1- (1,0) [0|0] "" X
+ SG_ High m7 : 8|8@1+ (1,0) [0|0] "" X
+ SG_ Over m8 : 16|8@1+ (1,0) [0|0] "" X
+ SG_ Ranged m0 : 24|8@1+ (1,0) [0|0] "" X
+ SG_ Ranged2 m0 : 32|8@1+ (1,0) [0|0] "" X
+SG_MUL_VAL_ 3 Ranged SSw 0-0, 9-20;
+SG_MUL_VAL_ 3 Ranged2 SSw 16-20;
+`
+	db, err := load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range db.Warnings {
+		got = append(got, w.String())
+	}
+	want := []string{
+		"t.dbc:3:2: signal M.Zero: factor 0: every value is the offset 3, whatever the frame holds",
+		"t.dbc:4:2: signal M.Upside: minimum 100 is more than maximum 0: the range is ignored, no value is flagged out of range",
+		"t.dbc:7:2: signal M.Page4: multiplexer value 4 can never occur: switch Sw has 2 bits (raw 0 to 3): the signal is never decoded for it",
+		"t.dbc:9:2: signal N.Huge: raw × 1000 + 0 reaches 0 to 18446744073709551615000, beyond the 64-bit integers: such values are not exact (decoded as rounded floats)",
+		"t.dbc:12:2: signal N.NegScaled: raw × -1 + 0 reaches -9223372036854775807 to 9223372036854775808, beyond the 64-bit integers: such values are not exact (decoded as rounded floats)",
+		"t.dbc:17:2: signal P.Over: multiplexer value 8 can never occur: switch SSw has 4 bits (raw -8 to 7): the signal is never decoded for it",
+		"t.dbc:18:2: signal P.Ranged: multiplexer value 9–20 can never occur: switch SSw has 4 bits (raw -8 to 7): the signal is never decoded for it",
+		"t.dbc:19:2: signal P.Ranged2: multiplexer value 16–20 can never occur: switch SSw has 4 bits (raw -8 to 7): the signal is never decoded for it",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got warnings\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

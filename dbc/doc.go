@@ -71,6 +71,12 @@
 //     values from SG_MUL_VAL_; where none names the signal, "m" is taken
 //     as not multiplexed (decoded in every frame) and "mM" as a plain
 //     switch "M", as cantools reads them.
+//   - A signal that cannot mean what it says is kept as written, with a
+//     warning: a factor of 0 (every value is the offset), a minimum
+//     above its maximum (no range is checked), a multiplexer value its
+//     switch's bits can never hold (the signal is never decoded for it),
+//     and an integer scale whose values pass the 64-bit integers (they
+//     are decoded as rounded floats, not exact).
 //
 // Valid statements candec has no use for (SIG_TYPE_REF_, SGTYPE_,
 // CAT_DEF_, FILTER, ENVVAR_DATA_, …) are skipped without a warning.

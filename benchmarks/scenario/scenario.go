@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -194,6 +195,10 @@ func Parse(path string, b []byte) (*File, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(f); err != nil {
+		if errors.Is(err, io.EOF) {
+			// yaml's word for a file with no document in it.
+			return nil, &Error{File: path, Msg: "the file is empty: no capture and no scenarios", Err: ErrInvalid}
+		}
 		return nil, &Error{File: path, Msg: err.Error(), Err: err}
 	}
 	var root yaml.Node

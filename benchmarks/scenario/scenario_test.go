@@ -137,6 +137,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad duration", func(s string) string { return strings.Replace(s, "duration: 10s", "duration: 10", 1) }, `duration "10"`, 0},
 		{"zero speed", func(s string) string { return strings.Replace(s, "speed: 1", "speed: 0", 1) }, "load car: speed 0", 0},
 		{"no capture", func(s string) string { return strings.Replace(s, "capture: ../testdata/idle.log", "", 1) }, "no capture", 0},
+		{"empty", func(string) string { return "" }, "s.yaml: the file is empty: no capture and no scenarios", 0},
+		{"only a comment", func(string) string { return "# nothing\n" }, "the file is empty", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

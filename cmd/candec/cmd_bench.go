@@ -72,7 +72,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	}
 	f, err := scenario.LoadFile(*file)
 	if err != nil {
-		return err
+		return fmt.Errorf("bench: --scenarios: %w", err)
 	}
 	o := scenario.Overrides{Duration: *duration, Warmup: *warmup}
 	if *windowSubs {
@@ -185,7 +185,7 @@ func runBenchSummary(e env, args []string) error {
 	}
 	f, err := scenario.LoadFile(*file)
 	if err != nil {
-		return err
+		return fmt.Errorf("bench summary: --scenarios: %w", err)
 	}
 	dir := *results
 	if dir == "" {
@@ -350,6 +350,16 @@ func checkHost(cmd, h string) (string, error) {
 
 // isTerminal reports whether w is a terminal.
 func isTerminal(w any) bool {
-	f, ok := w.(*os.File)
+	f, ok := fileOf(w)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// fileOf returns the file w writes to, if it is one: standard output is
+// wrapped by run to check its writes.
+func fileOf(w any) (*os.File, bool) {
+	if s, ok := w.(*stdoutWriter); ok {
+		w = s.w
+	}
+	f, ok := w.(*os.File)
+	return f, ok
 }

@@ -331,3 +331,15 @@ func TestTuneCommand(t *testing.T) {
 		t.Errorf("tune without a capture: %v, want exit status 2", err)
 	}
 }
+
+// TestBenchEmptyScenarios: an empty scenarios file is said to be empty,
+// named by its flag, not reported as "EOF".
+func TestBenchEmptyScenarios(t *testing.T) {
+	want := "--scenarios: " + os.DevNull + ": the file is empty: no capture and no scenarios"
+	for _, args := range [][]string{{"bench", "--plan-only"}, {"bench", "summary"}} {
+		err := run(context.Background(), env{nil, io.Discard, io.Discard}, append(args, "--scenarios", os.DevNull))
+		if exitCode(err) != 1 || err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("candec %s: got %v (status %d), want status 1 with %q", strings.Join(args, " "), err, exitCode(err), want)
+		}
+	}
+}

@@ -33,7 +33,7 @@ func runConvert(ctx context.Context, e env, args []string) error {
 	defer src.Close()
 	of, err := outfile.Create(out, e.stdout, in)
 	if err != nil {
-		return fmt.Errorf("convert: %w", err)
+		return fmt.Errorf("convert: OUT: %w", err)
 	}
 	defer of.Abort()
 	st, cerr := capture.Copy(ctx, capture.NewWriter(of), src, capture.CopyOptions{ErrorFrames: *errFrames})

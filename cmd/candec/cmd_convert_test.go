@@ -106,7 +106,7 @@ func TestConvertBadInput(t *testing.T) {
 		{"missing input", []string{"convert", filepath.Join(dir, "nope.log"), "OUT"}, 1, "nope.log: no such file", ""},
 		{"directory", []string{"convert", dir, "OUT"}, 1, "is a directory, not a capture", ""},
 		{"unknown format", []string{"convert", unknown, "OUT"}, 1, "unknown format", ""},
-		{"output is input", []string{"convert", good, good}, 1, "is the input", ""},
+		{"output is input", []string{"convert", good, good}, 2, "is the input", ""},
 		{"bad first line", []string{"convert", badFirst, "OUT"}, 1, "badfirst.log: capture: line 1: column 17", ""},
 		{"bad later line", []string{"convert", bad, "OUT"}, 1, "stopped after 1 frames: capture: line 2: column 17", "(1.000000) can0 123#01\n"},
 		{"flag after IN", []string{"convert", good, "--skip-invalid", "OUT"}, 2, "flags go before IN", ""},

@@ -65,6 +65,9 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkArgs(fs, 0, ""); err != nil {
+		return err
+	}
 	// An empty file is the default, or its built-in copy where it is
 	// missing; a file given is that file.
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -86,8 +89,8 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	}
 	o.Out = e.stdout
 	o.TTY = isTerminal(e.stdout)
-	if o.TTY {
-		if _, h, err := term.GetSize(int(e.stdout.(*os.File).Fd())); err == nil {
+	if f, ok := fileOf(e.stdout); ok && o.TTY {
+		if _, h, err := term.GetSize(int(f.Fd())); err == nil {
 			o.Rows = h
 		}
 	}

@@ -59,7 +59,7 @@ func runGenerate(ctx context.Context, e env, args []string) error {
 	// that was there as it was, and never removes a device.
 	of, err := outfile.Create(*out, e.stdout, inputs...)
 	if err != nil {
-		return fmt.Errorf("generate: %w", err)
+		return fmt.Errorf("generate: -o: %w", err)
 	}
 	defer of.Abort()
 	n, err := simulate.WriteLog(ctx, of, db, d)

@@ -40,7 +40,7 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	dbcFiles, builtIn := carDBCFiles(fs, strings.Split(*dbcs, ","))
 	inputs := append([]string{fs.Arg(0), *policy}, dbcFiles...)
 	if err := outfile.CheckNotInput(*out, inputs...); err != nil {
-		return &exitError{2, fmt.Errorf("plot: %w", err)}
+		return &exitError{2, fmt.Errorf("plot: -o: %w", err)}
 	}
 	db, _, err := loadCarDBC(dbcFiles, builtIn)
 	if err != nil {
@@ -73,7 +73,7 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	}
 	w, err := outfile.Create(*out, e.stdout, inputs...)
 	if err != nil {
-		return fmt.Errorf("plot: %w", err)
+		return fmt.Errorf("plot: -o: %w", err)
 	}
 	defer w.Abort()
 	c, width, height := d.Chart()

@@ -58,7 +58,7 @@ func runTune(ctx context.Context, e env, args []string) error {
 			return &exitError{2, fmt.Errorf("tune: --svg: %w", err)}
 		}
 		if err := outfile.CheckNotInput(*svg, inputs...); err != nil {
-			return &exitError{2, fmt.Errorf("tune: %w", err)}
+			return &exitError{2, fmt.Errorf("tune: --svg: %w", err)}
 		}
 	}
 	db, dbcName, err := loadCarDBC(dbcFiles, builtIn)
@@ -108,7 +108,7 @@ func runTune(ctx context.Context, e env, args []string) error {
 func writeTuneChart(e env, rep *tune.Report, name string, format chart.Format, inputs []string, cfg tune.ChartConfig) error {
 	w, err := outfile.Create(name, e.stdout, inputs...)
 	if err != nil {
-		return fmt.Errorf("tune: %w", err)
+		return fmt.Errorf("tune: --svg: %w", err)
 	}
 	defer w.Abort()
 	c, width, height := rep.Chart(cfg)

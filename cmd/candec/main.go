@@ -13,6 +13,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/yukart/candec/internal/outfile"
 )
 
 // env carries a command's standard streams, so commands can be run from
@@ -77,26 +79,83 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// Exit statuses: the table is shown by 'candec -h' and in the README, and
+// TestExitStatusEveryCommand checks it for every command.
+const (
+	exitOK      = 0 // the command did what was asked
+	exitFailure = 1 // it could not: a missing or bad input, a failed write, a signal
+	exitUsage   = 2 // the command line is wrong: an unknown flag, a missing argument, an output that is an input
+)
+
+// exitStatusTable is the table of exit statuses, as 'candec -h' and the
+// README show it.
+const exitStatusTable = `Exit status:
+  0  success
+  1  failure: a missing or bad input, a failed write (also to standard output), an interrupt
+  2  usage: an unknown command or flag, a missing or extra argument, an output that is also an input
+  3  bench --fail-on-warning only: a run had a warning`
+
 func exitCode(err error) int {
 	var ee *exitError
-	if errors.As(err, &ee) {
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
 		return ee.code
+	case errors.Is(err, outfile.ErrSameFile):
+		// The user named one file twice: a usage error in every
+		// command, whichever step found it.
+		return exitUsage
 	}
-	return 1
+	return exitFailure
 }
 
+// run runs the command of args. Whatever it writes to standard output
+// is checked: a command (or its help) that could not write all of it
+// fails, with exit status 1, even if it saw no error itself.
 func run(ctx context.Context, e env, args []string) error {
+	out := &stdoutWriter{w: e.stdout}
+	e.stdout = out
+	err := dispatch(ctx, e, args)
+	if out.err != nil && (err == nil || exitCode(err) == exitOK) {
+		return fmt.Errorf("write standard output: %w", out.err)
+	}
+	return err
+}
+
+// stdoutWriter remembers the first failed write to standard output and
+// fails every later one, so a command stops writing to a full disk or a
+// closed pipe.
+type stdoutWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stdoutWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	if err == nil && n < len(p) {
+		err = io.ErrShortWrite
+	}
+	s.err = err
+	return n, err
+}
+
+// dispatch runs the command of args.
+func dispatch(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
 		usage(e.stderr)
 		return &exitError{2, errors.New("no command given")}
 	}
 	if args[0] == "--version" || args[0] == "-version" {
-		return run(ctx, e, append([]string{"version"}, args[1:]...))
+		return dispatch(ctx, e, append([]string{"version"}, args[1:]...))
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 && args[0] == "help" {
 			if _, ok := lookup(args[1]); ok {
-				return run(ctx, e, []string{args[1], "-h"})
+				return dispatch(ctx, e, []string{args[1], "-h"})
 			}
 			usage(e.stderr)
 			return &exitError{2, fmt.Errorf("help: unknown command %q", args[1])}
@@ -126,6 +185,7 @@ func usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun 'candec <command> -h' (or 'candec help <command>') for a command's flags.")
+	fmt.Fprintln(w, "\n"+exitStatusTable)
 }
 
 // helpFlag is -h and -help. Defining them (rather than leaving them to the

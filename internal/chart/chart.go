@@ -70,21 +70,23 @@ func Light(c color.Color, alpha uint8) color.Color {
 	return color.NRGBA{uint8(r >> 8), uint8(g >> 8), uint8(b >> 8), alpha}
 }
 
-// Font is the typeface of every text: a sans-serif reads better at a
-// chart's small sizes than gonum's default serif. Liberation Sans has
-// the metrics of Arial and Helvetica, so where a viewer of an SVG lacks
-// it (the SVG names the font, it does not embed it: that would add
-// 400 KB to each chart) the fallbacks fill the same widths.
+// Font is the typeface gonum measures and draws a PNG's text with: a
+// sans-serif reads better at a chart's small sizes than gonum's default
+// serif. Layout does not rely on its widths: see WideText.
 var Font = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
-// svgFamily is what an SVG's font-family becomes: the font, then
-// metric-compatible fallbacks.
-const svgFamily = "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"
+// svgFamily is what an SVG's font-family becomes. The SVG names its
+// fonts rather than embed one (that would add 400 KB to each chart);
+// DejaVu Sans comes first because the layout is made for its widths
+// (WideText), then the narrower fonts a viewer without it has.
+const svgFamily = "font-family:'DejaVu Sans','Liberation Sans',Arial,Helvetica,sans-serif;"
 
 func init() {
-	// Texts take their font from plot.DefaultFont when they are made
-	// (plotter.NewLabels included), so it is set once, before any.
+	// Texts take their font and handler from plot.DefaultFont and
+	// plot.DefaultTextHandler when they are made (plotter.NewLabels
+	// included), so both are set once, before any.
 	plot.DefaultFont = Font
+	plot.DefaultTextHandler = newWideText()
 }
 
 // New returns a plot with candec's look: a title, labelled axes, a

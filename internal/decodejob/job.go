@@ -169,7 +169,7 @@ func decodeOne(ctx context.Context, cfg *Config, db *dbc.Database, sel *busDecod
 	}
 	of, err := outfile.Create(cfg.Out, cfg.Stdout, cfg.inputs()...)
 	if err != nil {
-		return fmt.Errorf("decode: %w", err)
+		return fmt.Errorf("decode: -o: %w", err)
 	}
 	defer of.Abort()
 

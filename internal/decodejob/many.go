@@ -328,7 +328,7 @@ func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
 func (m *manyRun) toStream(ctx context.Context) ([]fileResult, string, error) {
 	of, err := outfile.Create(m.cfg.Out, m.cfg.Stdout, m.cfg.inputs()...)
 	if err != nil {
-		return nil, "", fmt.Errorf("decode: %w", err)
+		return nil, "", fmt.Errorf("decode: -o: %w", err)
 	}
 	defer of.Abort()
 	var sink valueSink

@@ -56,7 +56,7 @@ func Create(name string, stdout io.Writer, inputs ...string) (*File, error) {
 	}
 	p, err := renameio.NewPendingFile(name, opts...)
 	if err != nil {
-		return nil, err
+		return nil, createError(name, err)
 	}
 	return &File{name: name, w: p, pending: p}, nil
 }
@@ -77,10 +77,25 @@ func CheckNotInput(out string, inputs ...string) error {
 		}
 		ifi, err := os.Stat(in)
 		if err == nil && os.SameFile(ofi, ifi) {
-			return fmt.Errorf("%w: -o %s is the input %s; write to another file", ErrSameFile, out, in)
+			return fmt.Errorf("%w: %s is the input %s; write to another file", ErrSameFile, out, in)
 		}
 	}
 	return nil
+}
+
+// createError words a failure to create the temporary file beside name
+// by the name the user gave and its directory: the temporary file's own
+// name is an inner detail the user never chose.
+func createError(name string, err error) error {
+	dir := filepath.Dir(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("outfile: %s: the directory %s does not exist", name, dir)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("outfile: %s: cannot create a file in %s: %w", name, dir, err)
 }
 
 // Name is the output's name ("-" for standard output).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -122,6 +123,35 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 	for i := range names {
 		if got[i] != names[i] {
 			t.Fatalf("directory holds %v, want %v", got, names)
+		}
+	}
+}
+
+// TestCreateErrorNamesTheOutput: an output in a missing or unwritable
+// directory is named as the user gave it, with its directory, never by
+// the temporary file's name.
+func TestCreateErrorNamesTheOutput(t *testing.T) {
+	dir := t.TempDir()
+	ro := filepath.Join(dir, "ro")
+	if err := os.Mkdir(ro, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, want string
+		skip       bool
+	}{
+		{filepath.Join(dir, "missing", "out.log"), filepath.Join(dir, "missing", "out.log") + ": the directory " + filepath.Join(dir, "missing") + " does not exist", false},
+		{filepath.Join(ro, "out.log"), filepath.Join(ro, "out.log") + ": cannot create a file in " + ro + ": permission denied", os.Geteuid() == 0},
+	} {
+		if c.skip {
+			continue
+		}
+		_, err := Create(c.name, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Create(%s): got %v, want %q", c.name, err, c.want)
+		}
+		if err != nil && strings.Contains(err.Error(), ".out.log") {
+			t.Errorf("Create(%s): %q names the temporary file", c.name, err)
 		}
 	}
 }

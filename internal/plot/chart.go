@@ -2,6 +2,7 @@ package plot
 
 import (
 	"fmt"
+	"image/color"
 	"math"
 
 	gplot "gonum.org/v1/plot"
@@ -80,22 +81,44 @@ func (d *Data) Chart() (chart.Drawer, vg.Length, vg.Length) {
 			if pn.Steps {
 				c = chart.Colour(i % len(chart.Palette))
 			}
-			raw, err := plotter.NewLine(xys(decimate(s.Raw, maxPoints)))
-			if err != nil {
-				continue
+			// A NaN or ±Inf value is no point on the axis: the line
+			// breaks there, and the gap is shaded, so that a reader sees
+			// values are missing rather than a line drawn across them.
+			segs, gaps, bad := split(s.Raw)
+			var bands *gapBands
+			if bad > 0 {
+				bands = &gapBands{spans: gaps, color: chart.Light(c, 60)}
+				p.Add(bands) // under the lines
 			}
-			raw.Color, raw.Width = c, vg.Points(1)
-			if pn.Steps {
-				raw.StepStyle = plotter.PostStep
+			var raw *plotter.Line
+			for _, seg := range segs {
+				l, err := plotter.NewLine(xys(decimate(seg, max(3, maxPoints*len(seg)/len(s.Raw)))))
+				if err != nil {
+					continue
+				}
+				l.Color, l.Width = c, vg.Points(1)
+				if pn.Steps {
+					l.StepStyle = plotter.PostStep
+				}
+				if s.Published != nil {
+					// Under a policy the raw line is the background the
+					// published points are read against.
+					l.Color = chart.Light(c, 110)
+				}
+				p.Add(l)
+				if raw == nil {
+					raw = l
+				}
 			}
 			if s.Published != nil {
-				// Under a policy the raw line is the background the
-				// published points are read against.
-				raw.Color = chart.Light(c, 110)
 				name += " (raw)"
 			}
-			p.Add(raw)
-			p.Legend.Add(name, raw)
+			if raw != nil {
+				p.Legend.Add(name, raw)
+			}
+			if bands != nil {
+				p.Legend.Add(fmt.Sprintf("  %d NaN/±Inf: gaps shaded", bad), bands)
+			}
 			if s.Published != nil {
 				pub, err := plotter.NewScatter(xys(s.Published))
 				if err == nil {
@@ -158,6 +181,70 @@ func rangeOf(ps []Point) (lo, hi float64) {
 		return 0, 1
 	}
 	return lo, hi
+}
+
+// split cuts ps at its values that are not finite (NaN, ±Inf): the runs
+// of finite points between them, the time spans the cuts leave (from the
+// last finite point before to the first after, or to the bad point
+// itself at either end), and how many points were cut.
+func split(ps []Point) (segs [][]Point, gaps [][2]float64, bad int) {
+	start := 0
+	gapFrom := math.NaN() // start of the open gap; NaN: none open
+	for i, p := range ps {
+		if finite(p.V) {
+			if !math.IsNaN(gapFrom) {
+				gaps = append(gaps, [2]float64{gapFrom, p.T})
+				gapFrom = math.NaN()
+			}
+			continue
+		}
+		bad++
+		if i > start {
+			segs = append(segs, ps[start:i])
+		}
+		start = i + 1
+		if math.IsNaN(gapFrom) {
+			gapFrom = p.T
+			if i > 0 {
+				gapFrom = ps[i-1].T
+			}
+		}
+	}
+	if start < len(ps) {
+		segs = append(segs, ps[start:])
+	}
+	if !math.IsNaN(gapFrom) {
+		gaps = append(gaps, [2]float64{gapFrom, ps[len(ps)-1].T})
+	}
+	return segs, gaps, bad
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// gapBands shades time spans over the whole height of a panel: where a
+// signal's values were not finite. A span too narrow to see is drawn
+// 2 points wide.
+type gapBands struct {
+	spans [][2]float64
+	color color.Color
+}
+
+// Plot draws the bands.
+func (g *gapBands) Plot(c draw.Canvas, p *gplot.Plot) {
+	trX, _ := p.Transforms(&c)
+	for _, sp := range g.spans {
+		x0, x1 := trX(sp[0]), trX(sp[1])
+		if x1-x0 < vg.Points(2) {
+			mid := (x0 + x1) / 2
+			x0, x1 = mid-vg.Points(1), mid+vg.Points(1)
+		}
+		c.FillPolygon(g.color, c.ClipPolygonXY([]vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}}))
+	}
+}
+
+// Thumbnail draws the bands' legend entry: a shaded box.
+func (g *gapBands) Thumbnail(c *draw.Canvas) {
+	c.FillPolygon(g.color, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
 }
 
 func xys(ps []Point) plotter.XYs {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -179,5 +180,43 @@ func TestDecimateKeepsExtremes(t *testing.T) {
 	}
 	if !spike || got[len(got)-1].T != 9999 {
 		t.Errorf("decimate lost the spike (%v) or the last point (%v)", spike, got[len(got)-1])
+	}
+}
+
+// TestChartNonFiniteGaps: NaN and ±Inf values break the line (no segment
+// joins the points on either side of them), the gaps are shaded, and the
+// legend says how many values were not finite.
+func TestChartNonFiniteGaps(t *testing.T) {
+	sig := load(t).Messages[0].Signals[0]
+	var raw []Point
+	for i := range 30 {
+		v := float64(i)
+		switch i {
+		case 10:
+			v = math.NaN()
+		case 20, 21:
+			v = math.Inf(1 - 2*(i%2))
+		}
+		raw = append(raw, Point{T: float64(i) / 10, V: v})
+	}
+	d := &Data{Series: []*Series{{Signal: sig, Raw: raw}}}
+	c, w, h := d.Chart()
+	var buf bytes.Buffer
+	if err := chart.Write(&buf, c, w, h, chart.SVG); err != nil {
+		t.Fatal(err)
+	}
+	svg := buf.String()
+	if !strings.Contains(svg, "3 NaN/±Inf: gaps shaded") {
+		t.Error("the legend does not say how many values were not finite")
+	}
+	// Three runs of finite values, so three lines of the series' colour
+	// (a line drawn through the gaps would be one).
+	stroke := "stroke:#0072B2"
+	if n := strings.Count(svg, stroke); n != 3+1 { // +1: the legend's sample
+		t.Errorf("got %d paths stroked %s, want 3 line pieces and the legend's sample", n, stroke)
+	}
+	segs, gaps, bad := split(raw)
+	if len(segs) != 3 || bad != 3 || len(gaps) != 2 || gaps[0] != [2]float64{0.9, 1.1} || gaps[1] != [2]float64{1.9, 2.2} {
+		t.Errorf("split: got %d runs, %d bad, gaps %v; want 3, 3, [[0.9 1.1] [1.9 2.2]]", len(segs), bad, gaps)
 	}
 }

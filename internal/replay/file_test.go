@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -71,5 +72,24 @@ func TestOpenFileStdin(t *testing.T) {
 	}
 	if _, err := OpenFile("-", capture.Options{Stdin: strings.NewReader("hello\n")})(); !errors.Is(err, capture.ErrFormat) {
 		t.Errorf("stdin of no known format: got %v, want capture.ErrFormat", err)
+	}
+}
+
+// TestOpenFileErrorNamesCapture: a malformed record is reported with the
+// capture's name and its line, so a replay's error says which file broke.
+func TestOpenFileErrorNamesCapture(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.log")
+	if err := os.WriteFile(path, []byte("(1.000000) can0 123#01\n(1.0) can0 0A0#FAZZ\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pub := PublisherFunc(func(context.Context, []byte) error { return nil })
+	_, err := Run(context.Background(), OpenFile(path, capture.Options{}), pub, Options{Flood: true})
+	var le *capture.LineError
+	if err == nil || !strings.Contains(err.Error(), path+": capture: line 2:") || !errors.As(err, &le) {
+		t.Errorf("got %v, want a *capture.LineError naming %s and line 2", err, path)
+	}
+	_, err = Run(context.Background(), OpenFile("-", capture.Options{Stdin: strings.NewReader("(1.0) can0 0A0#FAZZ\n")}), pub, Options{Flood: true})
+	if err == nil || !strings.Contains(err.Error(), "standard input: capture: line 1:") {
+		t.Errorf("stdin: got %v, want it named standard input", err)
 	}
 }
