@@ -3,6 +3,7 @@ package dbc
 import (
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Sentinel errors. An *Error wraps one of them, so callers can ask what
@@ -40,3 +41,23 @@ func (e *Error) Error() string {
 
 // Unwrap returns the sentinel error that classifies e.
 func (e *Error) Unwrap() error { return e.Kind }
+
+// quote returns outside text as an error quotes it: cut to 80
+// characters (the last being "…" when cut) and Go-quoted, so that it is
+// safe on a terminal and bounded however long the token was. It is
+// internal/termtext.Quote, copied because this package imports only the
+// standard library; a test there keeps the copies the same.
+func quote(s string) string {
+	const max = 80 // MaxQuote
+	n := 0
+	for i := range s {
+		if n == max-1 {
+			if _, size := utf8.DecodeRuneInString(s[i:]); i+size < len(s) {
+				return strconv.Quote(s[:i] + "…")
+			}
+			break
+		}
+		n++
+	}
+	return strconv.Quote(s)
+}

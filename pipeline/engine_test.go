@@ -299,7 +299,7 @@ func TestTopics(t *testing.T) {
 	}{
 		{"", "yukart/vehicle/Speed"},
 		{"car/{bus}/{message}/{signal}", "car/can2/Fast/Speed"},
-		{"car/{signl}", "unknown placeholder {signl}"},
+		{"car/{signl}", `unknown placeholder "{signl}"`},
 		{"car/{signal", "unclosed {"},
 		{"car/+/{signal}", "wildcard"},
 		{"car/all", "the same topic"},

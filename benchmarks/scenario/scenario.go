@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // Errors.
@@ -64,7 +66,8 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("line %d: duration %q: %w", n.Line, s, err)
+		// time's error would quote s whole.
+		return fmt.Errorf("line %d: duration %s: want a duration such as 10s or 500ms", n.Line, termtext.Quote(s))
 	}
 	*d = Duration(v)
 	return nil
@@ -259,20 +262,20 @@ func (f *File) validate() error {
 		}
 		seen[s.Name] = true
 		if _, ok := f.Loads[s.Load]; !ok {
-			return f.errorf(line, "scenario %s: unknown load %q (declared: %s)", s.Name, s.Load, keys(f.Loads))
+			return f.errorf(line, "scenario %s: unknown load %s (declared: %s)", termtext.Quote(s.Name), termtext.Quote(s.Load), keys(f.Loads))
 		}
 		if _, ok := f.DBCs[s.DBC]; !ok {
-			return f.errorf(line, "scenario %s: unknown dbc %q (declared: %s)", s.Name, s.DBC, keys(f.DBCs))
+			return f.errorf(line, "scenario %s: unknown dbc %s (declared: %s)", termtext.Quote(s.Name), termtext.Quote(s.DBC), keys(f.DBCs))
 		}
 		if _, ok := f.Policies[s.Policy]; !ok {
-			return f.errorf(line, "scenario %s: unknown policy %q (declared: %s)", s.Name, s.Policy, keys(f.Policies))
+			return f.errorf(line, "scenario %s: unknown policy %s (declared: %s)", termtext.Quote(s.Name), termtext.Quote(s.Policy), keys(f.Policies))
 		}
 		switch s.Stream {
 		case "":
 			s.Stream = StreamSignals
 		case StreamSignals, StreamWindow:
 		default:
-			return f.errorf(line, "scenario %s: stream %q, want %q or %q", s.Name, s.Stream, StreamSignals, StreamWindow)
+			return f.errorf(line, "scenario %s: stream %s, want %q or %q", termtext.Quote(s.Name), termtext.Quote(s.Stream), StreamSignals, StreamWindow)
 		}
 		if s.Duration < 0 || s.Warmup < 0 {
 			return f.errorf(line, "scenario %s: negative duration or warm-up", s.Name)
@@ -287,7 +290,7 @@ func (f *File) validate() error {
 		}
 		for _, s := range p.Scenarios {
 			if !seen[s] {
-				return f.errorf(0, "profile %s: unknown scenario %q", name, s)
+				return f.errorf(0, "profile %s: unknown scenario %s", termtext.Quote(name), termtext.Quote(s))
 			}
 		}
 	}
@@ -303,7 +306,10 @@ func keys[V any](m map[string]V) string {
 	if len(ks) == 0 {
 		return "none"
 	}
-	return fmt.Sprint(ks)
+	for i, k := range ks {
+		ks[i] = termtext.Clean(termtext.Cut(k, termtext.MaxQuote))
+	}
+	return termtext.Cut(fmt.Sprint(ks), 4*termtext.MaxQuote)
 }
 
 // ProfileNames returns the declared profiles, sorted.
@@ -375,12 +381,12 @@ func (f *File) Plan(profile string, o Overrides) ([]Run, error) {
 	p, ok := f.Profiles[profile]
 	if !ok {
 		if _, isScenario := f.Scenario(profile); !isScenario {
-			return nil, fmt.Errorf("%w %q (declared: %s)", ErrUnknownProfile, profile, keys(f.Profiles))
+			return nil, fmt.Errorf("%w %s (declared: %s)", ErrUnknownProfile, termtext.Quote(profile), keys(f.Profiles))
 		}
 		p = Profile{Scenarios: []string{profile}}
 	}
 	if o.Stream != "" && o.Stream != StreamSignals && o.Stream != StreamWindow {
-		return nil, fmt.Errorf("%w: stream %q, want %q or %q", ErrInvalid, o.Stream, StreamSignals, StreamWindow)
+		return nil, fmt.Errorf("%w: stream %s, want %q or %q", ErrInvalid, termtext.Quote(o.Stream), StreamSignals, StreamWindow)
 	}
 	runs := make([]Run, 0, len(p.Scenarios))
 	for _, name := range p.Scenarios {
