@@ -159,11 +159,11 @@ type fileCompiler struct {
 }
 
 func (c *fileCompiler) warn(p Pos, format string, args ...any) {
-	c.warnings = append(c.warnings, Warning{c.f.Name, p.Line, p.Column, fmt.Sprintf(format, args...)})
+	c.warnings = append(c.warnings, Warning{c.f.Name, p.Line, p.Column, msgf(format, args...)})
 }
 
 func (c *fileCompiler) errorf(p Pos, format string, args ...any) *Error {
-	return &Error{File: c.f.Name, Line: p.Line, Column: p.Column, Msg: fmt.Sprintf(format, args...), Kind: ErrInvalid}
+	return &Error{File: c.f.Name, Line: p.Line, Column: p.Column, Msg: msgf(format, args...), Kind: ErrInvalid}
 }
 
 func (c *fileCompiler) compile() ([]*compiledMessage, error) {

@@ -2,6 +2,7 @@ package dbc
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
 	"unicode/utf8"
 )
@@ -60,4 +61,28 @@ func quote(s string) string {
 		n++
 	}
 	return strconv.Quote(s)
+}
+
+// msgf formats the message of an Error or a Warning. Tokens are quoted
+// with quote; a name (an identifier, which holds nothing a terminal acts
+// on) is put in as it is, so a string argument longer than any quote
+// gives is a name, and is cut to 80 characters the same way: a 10 MB
+// name gives an error line of a few hundred bytes.
+func msgf(format string, args ...any) string {
+	const longest = 4*80 + 2 // quote's longest: 80 characters of \xNN, in quotes
+	for i, a := range args {
+		s, ok := a.(string)
+		if !ok || len(s) <= longest {
+			continue
+		}
+		n := 0
+		for j := range s {
+			if n == 80-1 {
+				args[i] = s[:j] + "…"
+				break
+			}
+			n++
+		}
+	}
+	return fmt.Sprintf(format, args...)
 }

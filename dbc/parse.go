@@ -2,7 +2,6 @@ package dbc
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -187,13 +186,13 @@ func (p *parser) failf(t token, format string, args ...any) {
 	}
 	msg := "string has no closing quote"
 	if t.kind != tBadString {
-		msg = fmt.Sprintf(format, args...)
+		msg = msgf(format, args...)
 	}
 	p.err = &Error{File: p.f.Name, Line: t.line, Column: t.col, Msg: msg, Kind: ErrSyntax}
 }
 
 func (p *parser) warn(t token, format string, args ...any) {
-	p.f.Warnings = append(p.f.Warnings, Warning{p.f.Name, t.line, t.col, fmt.Sprintf(format, args...)})
+	p.f.Warnings = append(p.f.Warnings, Warning{p.f.Name, t.line, t.col, msgf(format, args...)})
 }
 
 func pos(t token) Pos { return Pos{t.line, t.col} }

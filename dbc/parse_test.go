@@ -287,3 +287,33 @@ func TestLongTokensCut(t *testing.T) {
 		}
 	}
 }
+
+// TestLongNamesCut: a name an error or a warning names is cut to 80
+// characters, however long.
+func TestLongNamesCut(t *testing.T) {
+	name := strings.Repeat("S", 10<<20)
+	for _, tt := range []struct{ name, src string }{
+		{"signal", "BO_ 1 M: 1 X\n SG_ " + name + " : 0|16@1+ (1,0) [0|0] \"\" X\n"},
+		{"message", "BO_ 1 " + name + ": 1 X\n SG_ A : 0|16@1+ (1,0) [0|0] \"\" X\n"},
+		{"comment", msg1 + " SG_ A : 0|16@1+ (1,0) [0|0] \"\" X\nCM_ SG_ 1 " + name + " \"x\";\n"},
+		{"conflict", "BO_ 1 M: 8 X\n SG_ " + name + " : 0|8@1+ (1,0) [0|0] \"\" X\n SG_ " + name + " : 8|8@1+ (1,0) [0|0] \"\" X\n"},
+	} {
+		db, err := load(tt.src)
+		var texts []string
+		if err != nil {
+			texts = append(texts, err.Error())
+		} else {
+			for _, w := range db.Warnings {
+				texts = append(texts, w.String())
+			}
+		}
+		if len(texts) == 0 {
+			t.Errorf("%s: no error and no warning", tt.name)
+		}
+		for _, s := range texts {
+			if len(s) > 500 {
+				t.Errorf("%s: got a message of %d bytes, want at most 500: %.200q", tt.name, len(s), s)
+			}
+		}
+	}
+}
