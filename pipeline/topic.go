@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/yukart/candec/dbc"
@@ -103,6 +104,10 @@ func checkTopic(t string) error {
 		return fmt.Errorf("%w: topic %s contains a wildcard or NUL", ErrTopic, quote(t))
 	case !utf8.ValidString(t):
 		return fmt.Errorf("%w: topic %s is not UTF-8", ErrTopic, quote(t))
+	case strings.IndexFunc(t, unicode.IsControl) >= 0:
+		// MQTT says a topic should not hold one; a "topic payload" line
+		// and a terminal would break on it.
+		return fmt.Errorf("%w: topic %s contains a control character", ErrTopic, quote(t))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -637,6 +638,8 @@ func checkTopic(t string) error {
 		return fmt.Errorf("%s contains a wildcard or NUL", quote(t))
 	case !utf8.ValidString(t):
 		return fmt.Errorf("%s is not UTF-8", quote(t))
+	case strings.IndexFunc(t, unicode.IsControl) >= 0:
+		return fmt.Errorf("%s contains a control character", quote(t))
 	}
 	return nil
 }

@@ -238,6 +238,7 @@ func TestConfigErrorsCutLongText(t *testing.T) {
 		{"log format", "dbc: x.dbc\nlog_format: " + big + "\n", nil, "must be text or json"},
 		{"topic", "dbc: x.dbc\nstatus_topic: \"a/#" + big + "\"\n", nil, "wildcard"},
 		{"environment", "dbc: x.dbc\n", []string{"CANDEC_QOS=\x1b[2J" + big}, "not an integer"},
+		{"control character", "dbc: x.dbc\nstatus_topic: \"a/\\e[2J\"\n", nil, "control character"},
 	} {
 		path := filepath.Join(t.TempDir(), "c.yaml")
 		if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {

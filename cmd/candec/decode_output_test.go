@@ -490,4 +490,19 @@ func TestDecodeHostileText(t *testing.T) {
 			t.Errorf("%s: stderr %q: want the interface escaped", format, stderr.String())
 		}
 	}
+	// --policy: every line is "topic payload", the payload valid JSON.
+	var stdout bytes.Buffer
+	if err := run(context.Background(), env{nil, &stdout, &bytes.Buffer{}}, []string{"decode", "--policy", "default", "--dbc", dbcFile, capFile}); err != nil {
+		t.Fatalf("--policy: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	for _, line := range lines {
+		_, payload, ok := strings.Cut(line, " ")
+		if !ok || !json.Valid([]byte(payload)) || strings.ContainsAny(line, "\x1b\x07") {
+			t.Errorf("--policy: line %q: want a topic and a valid JSON payload, no control character", line)
+		}
+	}
+	if len(lines) == 0 || !strings.Contains(stdout.String(), `"unit":"\u001b]0;pwned\u0007"`) {
+		t.Errorf("--policy: output %q lacks the escaped unit", stdout.String())
+	}
 }
