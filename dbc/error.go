@@ -69,7 +69,7 @@ func quote(s string) string {
 // gives is a name, and is cut to 80 characters the same way: a 10 MB
 // name gives an error line of a few hundred bytes.
 func msgf(format string, args ...any) string {
-	const longest = 4*80 + 2 // quote's longest: 80 characters of \xNN, in quotes
+	const longest = 10*80 + 2 // quote's longest: 80 characters of \U0010ffff, in quotes
 	for i, a := range args {
 		s, ok := a.(string)
 		if !ok || len(s) <= longest {

@@ -56,7 +56,8 @@ func FuzzClean(f *testing.F) {
 			}
 		}
 		q := Quote(s)
-		if n := utf8.RuneCountInString(q); n > MaxQuote*4+2 {
+		// The longest escape is \U0010ffff, ten characters.
+		if n := utf8.RuneCountInString(q); n > MaxQuote*10+2 {
 			t.Fatalf("Quote(%q) is %d characters", s, n)
 		}
 	})

@@ -234,7 +234,7 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 	b = append(b, `,"ts":`...)
 	b = strconv.AppendInt(b, f.Time, 10)
 	b = append(b, `,"bus":`...)
-	b = appendQuoted(b, iface, "")
+	b = appendQuoted(b, iface)
 	b = append(b, `,"id":`...)
 	b = strconv.AppendUint(b, uint64(f.ID), 10)
 	if v.Flags&decoder.J1939 != 0 {
@@ -242,7 +242,7 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 		b = strconv.AppendUint(b, uint64(v.SA), 10)
 	}
 	b = append(b, `,"signal":`...)
-	b = appendQuoted(b, s.Message.Name, s.Name)
+	b = appendQuotedName(b, s.Message.Name, s.Name)
 	b = append(b, `,"value":`...)
 	if nf := NonFinite(v); nf != "" {
 		b = append(b, `null,"nonfinite":"`...)
@@ -253,12 +253,12 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 	}
 	if s.Unit != "" {
 		b = append(b, `,"unit":`...)
-		b = appendQuoted(b, s.Unit, "")
+		b = appendQuoted(b, s.Unit)
 	}
 	if len(s.Values) > 0 && v.Flags&decoder.Float == 0 {
 		if l, ok := s.Label(int64(v.Raw)); ok {
 			b = append(b, `,"label":`...)
-			b = appendQuoted(b, l, "")
+			b = appendQuoted(b, l)
 		}
 	}
 	if outOfRange(v) {
@@ -304,28 +304,26 @@ func appendCSV(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte 
 	return append(b, '\n')
 }
 
-// appendQuoted appends a JSON string of a, or of "a.b" when b is not
-// empty, by envelope.AppendJSONString's rule (docs/decode-output.md,
-// "Text"). Names and units are plain ASCII nearly always, which is
-// copied as it is.
-func appendQuoted(dst []byte, a, b string) []byte {
-	if !plainASCII(a) || !plainASCII(b) {
-		dst = envelope.AppendJSONString(dst, a)
-		if b == "" {
-			return dst
-		}
-		dst = append(dst[:len(dst)-1], '.') // a's closing quote
-		n := len(dst)
-		dst = envelope.AppendJSONString(dst, b)
-		return append(dst[:n], dst[n+1:]...) // b's opening quote
+// appendQuoted appends a JSON string of s by envelope.AppendJSONString's
+// rule (docs/decode-output.md, "Text"). Names and units are plain ASCII
+// nearly always, which is copied as it is.
+func appendQuoted(dst []byte, s string) []byte {
+	if !plainASCII(s) {
+		return envelope.AppendJSONString(dst, s)
 	}
 	dst = append(dst, '"')
-	dst = append(dst, a...)
-	if b != "" {
-		dst = append(dst, '.')
-		dst = append(dst, b...)
-	}
+	dst = append(dst, s...)
 	return append(dst, '"')
+}
+
+// appendQuotedName appends the JSON string "msg.sig", as appendQuoted
+// would quote it, without joining the two first (which would allocate).
+func appendQuotedName(dst []byte, msg, sig string) []byte {
+	dst = appendQuoted(dst, msg)
+	dst = append(dst[:len(dst)-1], '.') // msg's closing quote
+	n := len(dst)
+	dst = appendQuoted(dst, sig)
+	return append(dst[:n], dst[n+1:]...) // sig's opening quote
 }
 
 // plainASCII reports whether s is printable ASCII without a quote or a
