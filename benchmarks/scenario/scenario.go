@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -237,6 +238,22 @@ func (f *File) errorf(line int, format string, args ...any) error {
 }
 
 func (f *File) validate() error {
+	// Names are printed in errors and in the bench's tables as they
+	// are: they must be short printable text.
+	var names []string
+	for _, m := range []map[string]bool{setOf(f.Loads), setOf(f.DBCs), setOf(f.Policies), setOf(f.Profiles)} {
+		for n := range m {
+			names = append(names, n)
+		}
+	}
+	for i := range f.Scenarios {
+		names = append(names, f.Scenarios[i].Name)
+	}
+	for _, n := range names {
+		if termtext.Clean(n) != n || utf8.RuneCountInString(n) > termtext.MaxQuote {
+			return f.errorf(f.lines[n], "name %s: want printable text of at most %d characters", termtext.Quote(n), termtext.MaxQuote)
+		}
+	}
 	if f.Capture == "" {
 		return f.errorf(0, "no capture")
 	}
@@ -295,6 +312,15 @@ func (f *File) validate() error {
 		}
 	}
 	return nil
+}
+
+// setOf returns the keys of m as a set.
+func setOf[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 func keys[V any](m map[string]V) string {

@@ -254,14 +254,24 @@ func TestParseErrorsCutLongText(t *testing.T) {
 		{"stream", "stream: window", "stream: " + big},
 		{"duration", "duration: 10s", "duration: " + big},
 		{"profile scenario", "[car-8-50hz]", "[" + big + "]"},
+		{"scenario name", "name: flood-default", "name: \"\\e[2J" + big + "\""},
 	} {
 		_, err := Parse("s.yaml", []byte(strings.Replace(small, tt.old, tt.new, 1)))
 		if err == nil {
 			t.Errorf("%s: no error", tt.name)
 			continue
 		}
-		if s := err.Error(); len(s) > 600 {
-			t.Errorf("%s: got an error of %d bytes, want at most 600: %.200q", tt.name, len(s), s)
+		if s := err.Error(); len(s) > 600 || strings.Contains(s, "\x1b") {
+			t.Errorf("%s: got an error of %d bytes, want at most 600 and no ESC: %.200q", tt.name, len(s), s)
 		}
+	}
+}
+
+// TestNamesPrintable: a name with a control character (YAML's "\e") is
+// refused, since names are printed as they are.
+func TestNamesPrintable(t *testing.T) {
+	_, err := Parse("s.yaml", []byte(strings.Replace(small, "name: flood-default", `name: "flood\e[2J"`, 1)))
+	if err == nil || !strings.Contains(err.Error(), `name "flood\x1b[2J": want printable text`) {
+		t.Errorf("got %v, want the name refused", err)
 	}
 }
