@@ -113,11 +113,11 @@ func checkWrite(f *frame.Frame, iface string) error {
 		return fmt.Errorf("%w: %d ns", ErrTime, f.Time)
 	}
 	if iface == "" || len(iface) > MaxInterfaceLen {
-		return fmt.Errorf("%w: %q", ErrInterface, iface)
+		return fmt.Errorf("%w: %s", ErrInterface, quote(iface))
 	}
 	for i := range len(iface) {
 		if c := iface[i]; c <= ' ' || c == 0x7F {
-			return fmt.Errorf("%w: %q", ErrInterface, iface)
+			return fmt.Errorf("%w: %s", ErrInterface, quote(iface))
 		}
 	}
 	maxLen, maxID := uint8(8), maskStdID

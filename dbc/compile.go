@@ -160,11 +160,11 @@ type fileCompiler struct {
 }
 
 func (c *fileCompiler) warn(p Pos, format string, args ...any) {
-	c.warnings = append(c.warnings, Warning{c.f.Name, p.Line, p.Column, fmt.Sprintf(format, args...)})
+	c.warnings = append(c.warnings, Warning{c.f.Name, p.Line, p.Column, msgf(format, args...)})
 }
 
 func (c *fileCompiler) errorf(p Pos, format string, args ...any) *Error {
-	return &Error{File: c.f.Name, Line: p.Line, Column: p.Column, Msg: fmt.Sprintf(format, args...), Kind: ErrInvalid}
+	return &Error{File: c.f.Name, Line: p.Line, Column: p.Column, Msg: msgf(format, args...), Kind: ErrInvalid}
 }
 
 func (c *fileCompiler) compile() ([]*compiledMessage, error) {
@@ -424,7 +424,7 @@ func (c *fileCompiler) valueDescs() error {
 		out := vs[:0]
 		for _, v := range vs {
 			if n := len(out); n > 0 && out[n-1].Value == v.Value {
-				c.warn(d.Pos, "signal %s: value %d is described twice: %q replaces %q", d.Object.Signal, v.Value, v.Label, out[n-1].Label)
+				c.warn(d.Pos, "signal %s: value %d is described twice: %s replaces %s", d.Object.Signal, v.Value, quote(v.Label), quote(out[n-1].Label))
 				out[n-1] = v
 				continue
 			}
@@ -504,7 +504,7 @@ func (c *fileCompiler) longName(d *AttributeValue) string {
 func (c *fileCompiler) cycleTime(p Pos, v Literal) time.Duration {
 	ms := v.Num
 	if v.IsString {
-		c.warn(p, "%s %q is a string, not a number: ignored", attrCycleTime, v.Str)
+		c.warn(p, "%s %s is a string, not a number: ignored", attrCycleTime, quote(v.Str))
 		return 0
 	}
 	if ms < 0 || ms > math.MaxInt64/float64(time.Millisecond) {
@@ -737,7 +737,7 @@ func (c *fileCompiler) multiplex(cm *compiledMessage) error {
 				c.warn(md.Pos, "signal %s is multiplexed by SG_MUL_VAL_, but its SG_ line (line %d) has no m<value>: taken as multiplexed", d.Name, d.Pos.Line)
 			}
 			if d.Mux.Bare {
-				c.warn(d.Mux.Pos, "signal %s: multiplexer indicator %q has no value: taken from SG_MUL_VAL_ (line %d)", d.Name, d.Mux.Text(), md.Pos.Line)
+				c.warn(d.Mux.Pos, "signal %s: multiplexer indicator %s has no value: taken from SG_MUL_VAL_ (line %d)", d.Name, quote(d.Mux.Text()), md.Pos.Line)
 			}
 			cs.s.Mux = &Mux{Switch: sw.s, Ranges: slices.Clone(md.Ranges)}
 			continue
@@ -753,7 +753,7 @@ func (c *fileCompiler) multiplex(cm *compiledMessage) error {
 			if d.Mux.Switch {
 				what = "a plain switch (M)"
 			}
-			c.warn(d.Mux.Pos, "signal %s: multiplexer indicator %q has no value and no SG_MUL_VAL_ gives one: taken as %s", d.Name, d.Mux.Text(), what)
+			c.warn(d.Mux.Pos, "signal %s: multiplexer indicator %s has no value and no SG_MUL_VAL_ gives one: taken as %s", d.Name, quote(d.Mux.Text()), what)
 			continue
 		}
 		switch len(plain) {

@@ -2,7 +2,9 @@ package dbc
 
 import (
 	"errors"
+	"fmt"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Sentinel errors. An *Error wraps one of them, so callers can ask what
@@ -40,3 +42,47 @@ func (e *Error) Error() string {
 
 // Unwrap returns the sentinel error that classifies e.
 func (e *Error) Unwrap() error { return e.Kind }
+
+// quote returns outside text as an error quotes it: cut to 80
+// characters (the last being "…" when cut) and Go-quoted, so that it is
+// safe on a terminal and bounded however long the token was. It is
+// internal/termtext.Quote, copied because this package imports only the
+// standard library; a test there keeps the copies the same.
+func quote(s string) string {
+	const max = 80 // MaxQuote
+	n := 0
+	for i := range s {
+		if n == max-1 {
+			if _, size := utf8.DecodeRuneInString(s[i:]); i+size < len(s) {
+				return strconv.Quote(s[:i] + "…")
+			}
+			break
+		}
+		n++
+	}
+	return strconv.Quote(s)
+}
+
+// msgf formats the message of an Error or a Warning. Tokens are quoted
+// with quote; a name (an identifier, which holds nothing a terminal acts
+// on) is put in as it is, so a string argument longer than any quote
+// gives is a name, and is cut to 80 characters the same way: a 10 MB
+// name gives an error line of a few hundred bytes.
+func msgf(format string, args ...any) string {
+	const longest = 10*80 + 2 // quote's longest: 80 characters of \U0010ffff, in quotes
+	for i, a := range args {
+		s, ok := a.(string)
+		if !ok || len(s) <= longest {
+			continue
+		}
+		n := 0
+		for j := range s {
+			if n == 80-1 {
+				args[i] = s[:j] + "…"
+				break
+			}
+			n++
+		}
+	}
+	return fmt.Sprintf(format, args...)
+}

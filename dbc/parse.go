@@ -2,7 +2,6 @@ package dbc
 
 import (
 	"bytes"
-	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -129,7 +128,7 @@ func (p *parser) parse() *Error {
 		}
 		st, ok := statements[t.text]
 		if !ok {
-			p.warn(t, "unknown keyword %s: statement skipped", strconv.Quote(t.text))
+			p.warn(t, "unknown keyword %s: statement skipped", quote(t.text))
 			p.next()
 			p.skip()
 			continue
@@ -187,13 +186,13 @@ func (p *parser) failf(t token, format string, args ...any) {
 	}
 	msg := "string has no closing quote"
 	if t.kind != tBadString {
-		msg = fmt.Sprintf(format, args...)
+		msg = msgf(format, args...)
 	}
 	p.err = &Error{File: p.f.Name, Line: t.line, Column: t.col, Msg: msg, Kind: ErrSyntax}
 }
 
 func (p *parser) warn(t token, format string, args ...any) {
-	p.f.Warnings = append(p.f.Warnings, Warning{p.f.Name, t.line, t.col, fmt.Sprintf(format, args...)})
+	p.f.Warnings = append(p.f.Warnings, Warning{p.f.Name, t.line, t.col, msgf(format, args...)})
 }
 
 func pos(t token) Pos { return Pos{t.line, t.col} }
@@ -206,16 +205,11 @@ func describe(t token) string {
 	case tBadString:
 		return "a string without closing quote"
 	case tString:
-		s := t.text
-		if utf8.RuneCountInString(s) > 20 {
-			r := []rune(s)
-			s = string(r[:20]) + "…"
-		}
-		return "string " + strconv.Quote(s)
+		return "string " + quote(t.text)
 	case tOther:
-		return "character " + strconv.Quote(t.text)
+		return "character " + quote(t.text)
 	}
-	return strconv.Quote(t.text)
+	return quote(t.text)
 }
 
 // expect consumes the punctuation c or fails naming what it is for.
@@ -284,7 +278,7 @@ func (p *parser) uint(what string, limit uint64) uint64 {
 		p.failf(t, "expected %s (an unsigned integer), found %s", what, describe(t))
 		return 0
 	case err != nil || v > limit: // only digits: too large
-		p.failf(t, "%s %s is too large (at most %d)", what, t.text, limit)
+		p.failf(t, "%s %s is too large (at most %d)", what, quote(t.text), limit)
 		return 0
 	}
 	p.next()
@@ -329,7 +323,7 @@ func (p *parser) float(what string) float64 {
 	}
 	v, err := strconv.ParseFloat(t.text, 64)
 	if err != nil || math.IsInf(v, 0) {
-		p.failf(t, "%s %s is out of range", what, t.text)
+		p.failf(t, "%s %s is out of range", what, quote(t.text))
 		return 0
 	}
 	p.next()
@@ -396,7 +390,7 @@ func (p *parser) valueList(kw token) []ValueDescription {
 			break
 		}
 		if !ok {
-			p.warn(t, "value %s is not an integer: description %q dropped", text, label)
+			p.warn(t, "value %s is not an integer: description %s dropped", quote(text), quote(label))
 			continue
 		}
 		vs = append(vs, ValueDescription{Value: v, Label: label})
@@ -507,7 +501,7 @@ func (p *parser) signal(kw token) *SignalDef {
 		p.next()
 		mux, ok := parseMuxIndicator(t.text)
 		if !ok {
-			p.failf(t, "invalid multiplexer indicator %q (want M, m<value> or m<value>M)", t.text)
+			p.failf(t, "invalid multiplexer indicator %s (want M, m<value> or m<value>M)", quote(t.text))
 		}
 		mux.Pos = pos(t)
 		s.Mux = mux
@@ -725,7 +719,7 @@ func (p *parser) attributeDef(kw token) {
 			}
 		}
 	default:
-		p.failf(t, "unknown attribute type %q (want INT, HEX, FLOAT, STRING or ENUM)", d.Type)
+		p.failf(t, "unknown attribute type %s (want INT, HEX, FLOAT, STRING or ENUM)", quote(d.Type))
 	}
 	p.end(kw)
 	if p.err == nil {

@@ -37,7 +37,7 @@ func TestErrors(t *testing.T) {
 		{"missing colon", "BO_ 1 M 8 X\n",
 			`t.dbc:1:9: expected ":" after the message name, found "8"`, dbc.ErrSyntax},
 		{"ID too large", "BO_ 4294967296 M: 8 X\n",
-			`t.dbc:1:5: message ID 4294967296 is too large (at most 4294967295)`, dbc.ErrSyntax},
+			`t.dbc:1:5: message ID "4294967296" is too large (at most 4294967295)`, dbc.ErrSyntax},
 		{"fractional length", "BO_ 1 M: 8.5 X\n",
 			`t.dbc:1:10: expected message length (an unsigned integer), found "8.5"`, dbc.ErrSyntax},
 		{"negative length", "BO_ 1 M: -8 X\n",
@@ -142,7 +142,7 @@ func TestTolerated(t *testing.T) {
 				`3:17: unknown attribute type "BOOL" (want INT, HEX, FLOAT, STRING or ENUM): BA_DEF_ statement skipped`},
 			func(t *testing.T, db *dbc.Database) { wantMessages(t, db, 1) }},
 		{"non-integer value description", msg1 + sig("S : 0|8@1+") + "VAL_ 1 S -1.5 \"half\" 2 \"two\";",
-			[]string{`3:10: value -1.5 is not an integer: description "half" dropped`},
+			[]string{`3:10: value "-1.5" is not an integer: description "half" dropped`},
 			func(t *testing.T, db *dbc.Database) {
 				wantValues(t, db.Messages[0].Signals[0], []dbc.ValueDescription{{Value: 2, Label: "two"}})
 			}},
@@ -250,6 +250,70 @@ func wantValues(t *testing.T, s *dbc.Signal, want []dbc.ValueDescription) {
 	for i := range want {
 		if s.Values[i] != want[i] {
 			t.Errorf("%s: got values %v, want %v", s.Name, s.Values, want)
+		}
+	}
+}
+
+// TestLongTokensCut: an error or a warning quotes at most 80 characters
+// of a token, Go-quoted, however long the token and whatever it holds.
+func TestLongTokensCut(t *testing.T) {
+	big := strings.Repeat("\x1b[2J", 1<<20) // 4 MB of terminal escapes
+	digits := strings.Repeat("9", 1<<20)
+	for _, tt := range []struct{ name, src string }{
+		{"unknown keyword", "X" + strings.Repeat("K", 1<<20) + " 1;\n" + msg1},
+		{"number too large", "BO_ " + digits + " M: 8 X\n"},
+		{"float out of range", msg1 + " SG_ S : 0|8@1+ (1" + digits + "e9,0) [0|0] \"\" X\n"},
+		{"string where a name goes", "BO_ 1 \"" + big + "\": 8 X\n"},
+		{"multiplexer indicator", msg1 + " SG_ S m" + strings.Repeat("x", 1<<20) + " : 0|8@1+ (1,0) [0|0] \"\" X\n"},
+		{"attribute type", `BA_DEF_ BO_ "A" ` + strings.Repeat("T", 1<<20) + " ;\n" + msg1},
+		{"value description", msg1 + " SG_ S : 0|8@1+ (1,0) [0|0] \"\" X\nVAL_ 1 S -1.5 \"" + big + "\";\n"},
+	} {
+		f, err := dbc.Parse("t.dbc", []byte(tt.src))
+		var texts []string
+		if err != nil {
+			texts = append(texts, err.Error())
+		} else {
+			for _, w := range f.Warnings {
+				texts = append(texts, w.String())
+			}
+		}
+		if len(texts) == 0 {
+			t.Errorf("%s: no error and no warning", tt.name)
+		}
+		for _, s := range texts {
+			if len(s) > 300 || strings.Contains(s, "\x1b") {
+				t.Errorf("%s: got a message of %d bytes, want at most 300 and no ESC: %.200q", tt.name, len(s), s)
+			}
+		}
+	}
+}
+
+// TestLongNamesCut: a name an error or a warning names is cut to 80
+// characters, however long.
+func TestLongNamesCut(t *testing.T) {
+	name := strings.Repeat("S", 10<<20)
+	for _, tt := range []struct{ name, src string }{
+		{"signal", "BO_ 1 M: 1 X\n SG_ " + name + " : 0|16@1+ (1,0) [0|0] \"\" X\n"},
+		{"message", "BO_ 1 " + name + ": 1 X\n SG_ A : 0|16@1+ (1,0) [0|0] \"\" X\n"},
+		{"comment", msg1 + " SG_ A : 0|16@1+ (1,0) [0|0] \"\" X\nCM_ SG_ 1 " + name + " \"x\";\n"},
+		{"conflict", "BO_ 1 M: 8 X\n SG_ " + name + " : 0|8@1+ (1,0) [0|0] \"\" X\n SG_ " + name + " : 8|8@1+ (1,0) [0|0] \"\" X\n"},
+	} {
+		db, err := load(tt.src)
+		var texts []string
+		if err != nil {
+			texts = append(texts, err.Error())
+		} else {
+			for _, w := range db.Warnings {
+				texts = append(texts, w.String())
+			}
+		}
+		if len(texts) == 0 {
+			t.Errorf("%s: no error and no warning", tt.name)
+		}
+		for _, s := range texts {
+			if len(s) > 500 {
+				t.Errorf("%s: got a message of %d bytes, want at most 500: %.200q", tt.name, len(s), s)
+			}
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Append appends e in encoding enc to dst and returns the extended
@@ -90,27 +91,31 @@ func appendFloatJSON(dst []byte, f float64) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendStringJSON writes s as a JSON string: quotes, backslashes and
-// control characters escaped, invalid UTF-8 replaced by U+FFFD so the
-// output is always valid JSON.
+// appendStringJSON writes s as a JSON string by the rule of
+// AppendJSONString.
 func appendStringJSON(dst, s []byte) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+		if c >= 0x20 && c != '"' && c != '\\' && c < 0x7f {
 			i++
 			continue
 		}
 		if c >= utf8.RuneSelf {
 			r, size := utf8.DecodeRune(s[i:])
-			if r != utf8.RuneError || size != 1 {
+			switch {
+			case r == utf8.RuneError && size == 1:
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, `\ufffd`...)
+			case r <= 0x9f || r == 0x2028 || r == 0x2029:
+				dst = append(dst, s[start:i]...)
+				dst = append(dst, '\\', 'u', hexDigits[r>>12], hexDigits[r>>8&0xF], hexDigits[r>>4&0xF], hexDigits[r&0xF])
+			default:
 				i += size
 				continue
 			}
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
+			i += size
 			start = i
 			continue
 		}
@@ -245,17 +250,29 @@ func appendUintJSON(dst []byte, v uint64) []byte { return strconv.AppendUint(dst
 
 func appendIntJSON(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10) }
 
-// appendStringJSONString is appendStringJSON for a string, without
-// converting it (which would allocate).
-func appendStringJSONString(dst []byte, s string) []byte {
+// AppendJSONString appends s as a JSON string (RFC 8259), the form of
+// an envelope's unit and label, so that any bytes give valid JSON that
+// is safe to print: a quote and a backslash are escaped; a C0 control
+// character is written \n, \r, \t or \u00XX; DEL, a C1 control
+// character (U+0080–U+009F), U+2028 and U+2029 as \uXXXX; a byte that
+// is not part of valid UTF-8 as \ufffd (U+FFFD, the replacement
+// character), one for each such byte. Other text, "°C" for one, is
+// copied as it is. It allocates nothing when dst has room.
+func AppendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
-			return appendStringJSON(dst, []byte(s))
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			return appendStringJSONSlow(dst, s)
 		}
 	}
 	dst = append(dst, '"')
 	dst = append(dst, s...)
 	return append(dst, '"')
+}
+
+// appendStringJSONSlow is appendStringJSON for a string, converted
+// without a copy: appendStringJSON only reads it.
+func appendStringJSONSlow(dst []byte, s string) []byte {
+	return appendStringJSON(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
 }
 
 func appendMsgpackStrString(dst []byte, s string) []byte {

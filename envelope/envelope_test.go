@@ -2,6 +2,7 @@ package envelope
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"math"
 	"strings"
@@ -392,5 +393,37 @@ func TestEncodingNames(t *testing.T) {
 	}
 	if _, err := ParseEncoding("xml"); !errors.Is(err, ErrEncoding) {
 		t.Errorf("ParseEncoding(xml) = %v, want ErrEncoding", err)
+	}
+}
+
+// TestAppendJSONString pins the rule for text from a DBC: valid JSON
+// that carries no control character, invalid UTF-8 as U+FFFD, other
+// text as it is.
+func TestAppendJSONString(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"km/h", `"km/h"`},
+		{"°C", `"°C"`},
+		{"a\"b\\c", `"a\"b\\c"`},
+		{"\x1b]0;x\x07", `"\u001b]0;x\u0007"`},
+		{"\n\r\t", `"\n\r\t"`},
+		{"\x7f", `"\u007f"`},
+		{"\u009b2J", `"\u009b2J"`},
+		{"a\u2028b\u2029", `"a\u2028b\u2029"`},
+		{"can\xff", `"can\ufffd"`},
+		{"\xe2\x82", `"\ufffd\ufffd"`},
+		{"\ufffd", "\"\ufffd\""},
+		{"", `""`},
+	} {
+		got := string(AppendJSONString(nil, tt.in))
+		if got != tt.want {
+			t.Errorf("AppendJSONString(%q): got %s, want %s", tt.in, got, tt.want)
+		}
+		if !json.Valid([]byte(got)) {
+			t.Errorf("AppendJSONString(%q) = %s: not valid JSON", tt.in, got)
+		}
+		buf := make([]byte, 0, 64)
+		if n := testing.AllocsPerRun(10, func() { AppendJSONString(buf, tt.in) }); n != 0 {
+			t.Errorf("AppendJSONString(%q): %v allocations, want 0", tt.in, n)
+		}
 	}
 }

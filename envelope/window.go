@@ -76,7 +76,7 @@ func (w *WindowEncoder) openItem(topic string) {
 		w.items = append(w.items, ',')
 	}
 	w.items = append(w.items, '[')
-	w.items = appendStringJSONString(w.items, topic)
+	w.items = AppendJSONString(w.items, topic)
 	w.items = append(w.items, ',')
 }
 

@@ -299,9 +299,12 @@ func TestTopics(t *testing.T) {
 	}{
 		{"", "yukart/vehicle/Speed"},
 		{"car/{bus}/{message}/{signal}", "car/can2/Fast/Speed"},
-		{"car/{signl}", "unknown placeholder {signl}"},
+		{"car/{signl}", `unknown placeholder "{signl}"`},
 		{"car/{signal", "unclosed {"},
 		{"car/+/{signal}", "wildcard"},
+		{"car/\n{signal}", "control character"},
+		{"car/\x1b[2J{signal}", "control character"},
+		{"car/\u009b{signal}", "control character"},
 		{"car/all", "the same topic"},
 		{"car/{message}/{signal}/x", "car/Fast/Speed/x"},
 	}

@@ -189,7 +189,7 @@ func globsKey(f func(*rule) *[]string) func(*policyParser, *yaml.Node, string, *
 		}
 		for _, g := range globs {
 			if _, err := path.Match(g, ""); err != nil {
-				return pp.errorf(v, key, "bad glob %q: %v", g, err)
+				return pp.errorf(v, key, "bad glob %s: %v", quote(g), err)
 			}
 		}
 		*f(r) = append(*f(r), globs...)

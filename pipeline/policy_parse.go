@@ -35,7 +35,7 @@ func (e *PolicyError) Error() string {
 	}
 	b.WriteString(": ")
 	if e.Key != "" {
-		b.WriteString(e.Key)
+		b.WriteString(keyText(e.Key))
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)
@@ -176,10 +176,10 @@ func (pp *policyParser) number(v *yaml.Node, key string) (float64, error) {
 		return 0, pp.errorf(v, key, "want a number: %v", err)
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, pp.errorf(v, key, "want a finite number, got %s", v.Value)
+		return 0, pp.errorf(v, key, "want a finite number, got %s", quote(v.Value))
 	}
 	if f < 0 {
-		return 0, pp.errorf(v, key, "must not be negative, got %s", v.Value)
+		return 0, pp.errorf(v, key, "must not be negative, got %s", quote(v.Value))
 	}
 	return f, nil
 }
@@ -192,14 +192,14 @@ func (pp *policyParser) duration(v *yaml.Node, key string) (time.Duration, error
 		return 0, nil
 	}
 	if v.ShortTag() != "!!str" {
-		return 0, pp.errorf(v, key, "want a duration with a unit such as 1s or 250ms, got %s", v.Value)
+		return 0, pp.errorf(v, key, "want a duration with a unit such as 1s or 250ms, got %s", quote(v.Value))
 	}
 	d, err := time.ParseDuration(v.Value)
 	if err != nil {
-		return 0, pp.errorf(v, key, "want a duration such as 1s or 250ms, got %q", v.Value)
+		return 0, pp.errorf(v, key, "want a duration such as 1s or 250ms, got %s", quote(v.Value))
 	}
 	if d < 0 {
-		return 0, pp.errorf(v, key, "must not be negative, got %s", v.Value)
+		return 0, pp.errorf(v, key, "must not be negative, got %s", quote(v.Value))
 	}
 	return d, nil
 }
@@ -222,11 +222,11 @@ func kindName(n *yaml.Node) string {
 	case "!!null":
 		return "nothing"
 	case "!!bool":
-		return "boolean " + n.Value
+		return "boolean " + quote(n.Value)
 	case "!!int", "!!float":
-		return "number " + n.Value
+		return "number " + quote(n.Value)
 	}
-	return strconv.Quote(n.Value)
+	return quote(n.Value)
 }
 
 // yamlError splits a yaml syntax error ("yaml: line 3: did not find

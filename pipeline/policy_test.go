@@ -198,3 +198,26 @@ func FuzzParsePolicy(f *testing.F) {
 		}
 	})
 }
+
+// TestPolicyErrorsCutLongText: an error quotes at most 80 characters of
+// a policy's key or value however long the text (YAML itself refuses
+// control characters).
+func TestPolicyErrorsCutLongText(t *testing.T) {
+	big := strings.Repeat("ab", 1<<20)
+	for _, tt := range []struct{ name, src, want string }{
+		{"unknown top-level key", "? k" + big + "\n: 1\n", "unknown key"},
+		{"unknown setting", "defaults:\n  ? x" + big + "\n  : 1\n", "unknown key"},
+		{"duration", "defaults:\n  heartbeat: " + big + "\n", "want a duration"},
+		{"number", "defaults:\n  deadband: " + strings.Repeat("9", 1<<20) + "e999999\n", "want a"},
+		{"glob", "rules:\n  - match: \"[" + big + "\"\n    publish: false\n", "bad glob"},
+	} {
+		_, err := ParsePolicy("p.yaml", []byte(tt.src))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %.200v, want an error saying %q", tt.name, err, tt.want)
+			continue
+		}
+		if s := err.Error(); len(s) > 400 {
+			t.Errorf("%s: got an error of %d bytes, want at most 400: %.200q", tt.name, len(s), s)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/yukart/candec/dbc"
@@ -51,7 +52,7 @@ func expandTopicSA(tmpl string, sig *dbc.Signal, bus uint8, sa int) (string, err
 		b.WriteString(rest[:i])
 		j := strings.IndexByte(rest[i:], '}')
 		if j < 0 {
-			return "", fmt.Errorf("%w: template %q: unclosed {", ErrTopic, tmpl)
+			return "", fmt.Errorf("%w: template %s: unclosed {", ErrTopic, quote(tmpl))
 		}
 		switch name := rest[i+1 : i+j]; name {
 		case "signal":
@@ -67,20 +68,20 @@ func expandTopicSA(tmpl string, sig *dbc.Signal, bus uint8, sa int) (string, err
 			case sa == templateSA:
 				b.WriteString("{sa}")
 			case sa < 0 || sa > 0xFF:
-				return "", fmt.Errorf("%w: template %q: J1939 message %s has no source address here", ErrTopic, tmpl, sig.Message.Name)
+				return "", fmt.Errorf("%w: template %s: J1939 message %s has no source address here", ErrTopic, quote(tmpl), sig.Message.Name)
 			default:
 				const hex = "0123456789ABCDEF"
 				b.WriteByte(hex[sa>>4])
 				b.WriteByte(hex[sa&0xF])
 			}
 		default:
-			return "", fmt.Errorf("%w: template %q: unknown placeholder {%s} (want {signal}, {message}, {bus} or {sa})", ErrTopic, tmpl, name)
+			return "", fmt.Errorf("%w: template %s: unknown placeholder %s (want {signal}, {message}, {bus} or {sa})", ErrTopic, quote(tmpl), quote("{"+name+"}"))
 		}
 		rest = rest[i+j+1:]
 	}
 	topic := b.String()
 	if err := checkTopic(topic); err != nil {
-		return "", fmt.Errorf("%w (template %q, signal %s)", err, tmpl, sig.FullName())
+		return "", fmt.Errorf("%w (template %s, signal %s)", err, quote(tmpl), sig.FullName())
 	}
 	return topic, nil
 }
@@ -100,9 +101,13 @@ func checkTopic(t string) error {
 	case len(t) > 65535:
 		return fmt.Errorf("%w: topic longer than 65535 bytes", ErrTopic)
 	case strings.ContainsAny(t, "+#\x00"):
-		return fmt.Errorf("%w: topic %q contains a wildcard or NUL", ErrTopic, t)
+		return fmt.Errorf("%w: topic %s contains a wildcard or NUL", ErrTopic, quote(t))
 	case !utf8.ValidString(t):
-		return fmt.Errorf("%w: topic %q is not UTF-8", ErrTopic, t)
+		return fmt.Errorf("%w: topic %s is not UTF-8", ErrTopic, quote(t))
+	case strings.IndexFunc(t, unicode.IsControl) >= 0:
+		// MQTT says a topic should not hold one; a "topic payload" line
+		// and a terminal would break on it.
+		return fmt.Errorf("%w: topic %s contains a control character", ErrTopic, quote(t))
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -142,9 +143,9 @@ type ConfigError struct {
 // Error reads like "candec.yaml:7: qos: must be 0 or 1, got 2".
 func (e *ConfigError) Error() string {
 	if e.Where == "" {
-		return "config: " + e.Key + ": " + e.Msg
+		return "config: " + keyText(e.Key) + ": " + e.Msg
 	}
-	return e.Where + ": " + e.Key + ": " + e.Msg
+	return e.Where + ": " + keyText(e.Key) + ": " + e.Msg
 }
 
 // Unwrap returns ErrConfig.
@@ -176,7 +177,7 @@ func dur(f func(c *Config) *time.Duration) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)
 		if err != nil {
-			return fmt.Errorf("not a duration (like 100ms or 5s): %q", v)
+			return fmt.Errorf("not a duration (like 100ms or 5s): %s", quote(v))
 		}
 		*f(c) = d
 		return nil
@@ -189,7 +190,7 @@ var keys = append(connectionKeys(), []key{
 	{name: "qos", help: "`QoS` of the raw subscription and the envelopes, 0 or 1", set: func(c *Config, v string) error {
 		q, err := strconv.Atoi(v)
 		if err != nil {
-			return fmt.Errorf("not an integer: %q", v)
+			return fmt.Errorf("not an integer: %s", quote(v))
 		}
 		c.QoS = q
 		return nil
@@ -438,6 +439,9 @@ func unknownKey(where, name string) error {
 func nearestKey(name string) string {
 	best, bestD := "", len(name)/3+1
 	for _, k := range keys {
+		if len(name)-len(k.name) >= bestD || len(k.name)-len(name) >= bestD {
+			continue // the distance is at least the difference in length
+		}
 		if d := editDistance(name, k.name); d < bestD {
 			best, bestD = k.name, d
 		}
@@ -604,11 +608,11 @@ func (c *Config) Validate() error {
 	}
 	if c.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
-			return c.errorf("metrics_addr", "want host:port or :port, got %q", c.MetricsAddr)
+			return c.errorf("metrics_addr", "want host:port or :port, got %s", quote(c.MetricsAddr))
 		}
 	}
 	if !slices.Contains([]string{"text", "json"}, c.LogFormat) {
-		return c.errorf("log_format", "must be text or json, got %q", c.LogFormat)
+		return c.errorf("log_format", "must be text or json, got %s", quote(c.LogFormat))
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return c.errorf("log_level", "%v", err)
@@ -634,9 +638,11 @@ func checkTopic(t string) error {
 	case t == "":
 		return errors.New("must not be empty")
 	case strings.ContainsAny(t, "+#\x00"):
-		return fmt.Errorf("%q contains a wildcard or NUL", t)
+		return fmt.Errorf("%s contains a wildcard or NUL", quote(t))
 	case !utf8.ValidString(t):
-		return fmt.Errorf("%q is not UTF-8", t)
+		return fmt.Errorf("%s is not UTF-8", quote(t))
+	case strings.IndexFunc(t, unicode.IsControl) >= 0:
+		return fmt.Errorf("%s contains a control character", quote(t))
 	}
 	return nil
 }
@@ -647,15 +653,15 @@ func checkFilter(f string) error {
 	case f == "":
 		return errors.New("must not be empty")
 	case strings.Contains(f, "\x00") || !utf8.ValidString(f):
-		return fmt.Errorf("%q is not valid UTF-8 text", f)
+		return fmt.Errorf("%s is not valid UTF-8 text", quote(f))
 	}
 	levels := strings.Split(f, "/")
 	for i, l := range levels {
 		if strings.Contains(l, "#") && (l != "#" || i != len(levels)-1) {
-			return fmt.Errorf("%q: # must be a whole last level", f)
+			return fmt.Errorf("%s: # must be a whole last level", quote(f))
 		}
 		if strings.Contains(l, "+") && l != "+" {
-			return fmt.Errorf("%q: + must be a whole level", f)
+			return fmt.Errorf("%s: + must be a whole level", quote(f))
 		}
 	}
 	return nil

@@ -222,3 +222,35 @@ func TestFlagNames(t *testing.T) {
 		t.Errorf("EnvName(client_id) = %s, want CANDEC_CLIENT_ID", got)
 	}
 }
+
+// TestConfigErrorsCutLongText: a config error quotes at most 80
+// characters of a key or value however long, and escapes what a
+// terminal would act on.
+func TestConfigErrorsCutLongText(t *testing.T) {
+	big := strings.Repeat("ab", 1<<20)
+	for _, tt := range []struct {
+		name, src string
+		env       []string
+		want      string
+	}{
+		{"unknown key", "? k" + big + "\n: 1\n", nil, "unknown key"},
+		{"integer", "dbc: x.dbc\nqos: " + big + "\n", nil, "not an integer"},
+		{"log format", "dbc: x.dbc\nlog_format: " + big + "\n", nil, "must be text or json"},
+		{"topic", "dbc: x.dbc\nstatus_topic: \"a/#" + big + "\"\n", nil, "wildcard"},
+		{"environment", "dbc: x.dbc\n", []string{"CANDEC_QOS=\x1b[2J" + big}, "not an integer"},
+		{"control character", "dbc: x.dbc\nstatus_topic: \"a/\\e[2J\"\n", nil, "control character"},
+	} {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(tt.src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadConfig(path, EnvOverrides(tt.env))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %.200v, want an error saying %q", tt.name, err, tt.want)
+			continue
+		}
+		if s := err.Error(); len(s) > 1000 || strings.Contains(s, "\x1b") {
+			t.Errorf("%s: got an error of %d bytes, want at most 1000 (the known keys listed) and no ESC: %.200q", tt.name, len(s), s)
+		}
+	}
+}

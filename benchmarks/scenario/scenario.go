@@ -10,8 +10,11 @@ import (
 	"slices"
 	"sort"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // Errors.
@@ -65,7 +68,8 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("line %d: duration %q: %w", n.Line, s, err)
+		// time's error would quote s whole.
+		return fmt.Errorf("line %d: duration %s: want a duration such as 10s or 500ms", n.Line, termtext.Quote(s))
 	}
 	*d = Duration(v)
 	return nil
@@ -239,6 +243,22 @@ func (f *File) errorf(line int, format string, args ...any) error {
 }
 
 func (f *File) validate() error {
+	// Names are printed in errors and in the bench's tables as they
+	// are: they must be short printable text.
+	var names []string
+	for _, m := range []map[string]bool{setOf(f.Loads), setOf(f.DBCs), setOf(f.Policies), setOf(f.Profiles)} {
+		for n := range m {
+			names = append(names, n)
+		}
+	}
+	for i := range f.Scenarios {
+		names = append(names, f.Scenarios[i].Name)
+	}
+	for _, n := range names {
+		if termtext.Clean(n) != n || utf8.RuneCountInString(n) > termtext.MaxQuote {
+			return f.errorf(f.lines[n], "name %s: want printable text of at most %d characters", termtext.Quote(n), termtext.MaxQuote)
+		}
+	}
 	if f.Capture == "" {
 		return f.errorf(0, "no capture")
 	}
@@ -264,20 +284,20 @@ func (f *File) validate() error {
 		}
 		seen[s.Name] = true
 		if _, ok := f.Loads[s.Load]; !ok {
-			return f.errorf(line, "scenario %s: unknown load %q (declared: %s)", s.Name, s.Load, keys(f.Loads))
+			return f.errorf(line, "scenario %s: unknown load %s (declared: %s)", termtext.Quote(s.Name), termtext.Quote(s.Load), keys(f.Loads))
 		}
 		if _, ok := f.DBCs[s.DBC]; !ok {
-			return f.errorf(line, "scenario %s: unknown dbc %q (declared: %s)", s.Name, s.DBC, keys(f.DBCs))
+			return f.errorf(line, "scenario %s: unknown dbc %s (declared: %s)", termtext.Quote(s.Name), termtext.Quote(s.DBC), keys(f.DBCs))
 		}
 		if _, ok := f.Policies[s.Policy]; !ok {
-			return f.errorf(line, "scenario %s: unknown policy %q (declared: %s)", s.Name, s.Policy, keys(f.Policies))
+			return f.errorf(line, "scenario %s: unknown policy %s (declared: %s)", termtext.Quote(s.Name), termtext.Quote(s.Policy), keys(f.Policies))
 		}
 		switch s.Stream {
 		case "":
 			s.Stream = StreamSignals
 		case StreamSignals, StreamWindow:
 		default:
-			return f.errorf(line, "scenario %s: stream %q, want %q or %q", s.Name, s.Stream, StreamSignals, StreamWindow)
+			return f.errorf(line, "scenario %s: stream %s, want %q or %q", termtext.Quote(s.Name), termtext.Quote(s.Stream), StreamSignals, StreamWindow)
 		}
 		if s.Duration < 0 || s.Warmup < 0 {
 			return f.errorf(line, "scenario %s: negative duration or warm-up", s.Name)
@@ -292,11 +312,20 @@ func (f *File) validate() error {
 		}
 		for _, s := range p.Scenarios {
 			if !seen[s] {
-				return f.errorf(0, "profile %s: unknown scenario %q", name, s)
+				return f.errorf(0, "profile %s: unknown scenario %s", termtext.Quote(name), termtext.Quote(s))
 			}
 		}
 	}
 	return nil
+}
+
+// setOf returns the keys of m as a set.
+func setOf[V any](m map[string]V) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 func keys[V any](m map[string]V) string {
@@ -308,7 +337,10 @@ func keys[V any](m map[string]V) string {
 	if len(ks) == 0 {
 		return "none"
 	}
-	return fmt.Sprint(ks)
+	for i, k := range ks {
+		ks[i] = termtext.Clean(termtext.Cut(k, termtext.MaxQuote))
+	}
+	return termtext.Cut(fmt.Sprint(ks), 4*termtext.MaxQuote)
 }
 
 // ProfileNames returns the declared profiles, sorted.
@@ -380,12 +412,12 @@ func (f *File) Plan(profile string, o Overrides) ([]Run, error) {
 	p, ok := f.Profiles[profile]
 	if !ok {
 		if _, isScenario := f.Scenario(profile); !isScenario {
-			return nil, fmt.Errorf("%w %q (declared: %s)", ErrUnknownProfile, profile, keys(f.Profiles))
+			return nil, fmt.Errorf("%w %s (declared: %s)", ErrUnknownProfile, termtext.Quote(profile), keys(f.Profiles))
 		}
 		p = Profile{Scenarios: []string{profile}}
 	}
 	if o.Stream != "" && o.Stream != StreamSignals && o.Stream != StreamWindow {
-		return nil, fmt.Errorf("%w: stream %q, want %q or %q", ErrInvalid, o.Stream, StreamSignals, StreamWindow)
+		return nil, fmt.Errorf("%w: stream %s, want %q or %q", ErrInvalid, termtext.Quote(o.Stream), StreamSignals, StreamWindow)
 	}
 	runs := make([]Run, 0, len(p.Scenarios))
 	for _, name := range p.Scenarios {

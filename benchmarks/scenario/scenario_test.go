@@ -128,12 +128,12 @@ func TestParseErrors(t *testing.T) {
 		{"unknown key", func(s string) string { return strings.Replace(s, "capture:", "captur:", 1) }, "field captur not found", 0},
 		{"unknown dbc", func(s string) string {
 			return strings.Replace(s, "dbc: mix8\n    policy: cap50", "dbc: mix4\n    policy: cap50", 1)
-		}, `scenario car-8-50hz: unknown dbc "mix4"`, 13},
-		{"unknown policy", func(s string) string { return strings.Replace(s, "policy: default", "policy: cap99", 1) }, `scenario flood-default: unknown policy "cap99"`, 18},
+		}, `scenario "car-8-50hz": unknown dbc "mix4"`, 13},
+		{"unknown policy", func(s string) string { return strings.Replace(s, "policy: default", "policy: cap99", 1) }, `scenario "flood-default": unknown policy "cap99"`, 18},
 		{"unknown load", func(s string) string { return strings.Replace(s, "load: flood", "load: bus", 1) }, `unknown load "bus"`, 18},
 		{"bad stream", func(s string) string { return strings.Replace(s, "stream: window", "stream: all", 1) }, `stream "all"`, 18},
 		{"duplicate", func(s string) string { return strings.Replace(s, "name: flood-default", "name: car-8-50hz", 1) }, "declared twice", 0},
-		{"profile scenario", func(s string) string { return strings.Replace(s, "[car-8-50hz]", "[car-9]", 1) }, `profile smoke: unknown scenario "car-9"`, 0},
+		{"profile scenario", func(s string) string { return strings.Replace(s, "[car-8-50hz]", "[car-9]", 1) }, `profile "smoke": unknown scenario "car-9"`, 0},
 		{"bad duration", func(s string) string { return strings.Replace(s, "duration: 10s", "duration: 10", 1) }, `duration "10"`, 0},
 		{"zero speed", func(s string) string { return strings.Replace(s, "speed: 1", "speed: 0", 1) }, "load car: speed 0", 0},
 		{"no capture", func(s string) string { return strings.Replace(s, "capture: ../testdata/idle.log", "", 1) }, "no capture", 0},
@@ -244,4 +244,36 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseErrorsCutLongText: an error quotes at most 80 characters of a
+// name or value of the file however long.
+func TestParseErrorsCutLongText(t *testing.T) {
+	big := strings.Repeat("ab", 1<<20)
+	for _, tt := range []struct{ name, old, new string }{
+		{"dbc", "dbc: mix8\n    policy: cap50", "dbc: " + big + "\n    policy: cap50"},
+		{"load", "load: flood", "load: " + big},
+		{"stream", "stream: window", "stream: " + big},
+		{"duration", "duration: 10s", "duration: " + big},
+		{"profile scenario", "[car-8-50hz]", "[" + big + "]"},
+		{"scenario name", "name: flood-default", "name: \"\\e[2J" + big + "\""},
+	} {
+		_, err := Parse("s.yaml", []byte(strings.Replace(small, tt.old, tt.new, 1)))
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		if s := err.Error(); len(s) > 600 || strings.Contains(s, "\x1b") {
+			t.Errorf("%s: got an error of %d bytes, want at most 600 and no ESC: %.200q", tt.name, len(s), s)
+		}
+	}
+}
+
+// TestNamesPrintable: a name with a control character (YAML's "\e") is
+// refused, since names are printed as they are.
+func TestNamesPrintable(t *testing.T) {
+	_, err := Parse("s.yaml", []byte(strings.Replace(small, "name: flood-default", `name: "flood\e[2J"`, 1)))
+	if err == nil || !strings.Contains(err.Error(), `name "flood\x1b[2J": want printable text`) {
+		t.Errorf("got %v, want the name refused", err)
+	}
 }

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"io"
+	"strings"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // runDBC loads the DBC files given as arguments together, as the
@@ -21,5 +24,12 @@ func runDBC(_ context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	return db.Describe(e.stdout)
+	// A DBC's names, units and warnings are outside text: made safe
+	// for a terminal, as everything candec prints of a file.
+	var b strings.Builder
+	if err := db.Describe(&b); err != nil {
+		return err
+	}
+	_, err = io.WriteString(e.stdout, termtext.CleanLines(b.String()))
+	return err
 }

@@ -74,3 +74,34 @@ func TestDBCCommandTable(t *testing.T) {
 		})
 	}
 }
+
+// TestDBCCommandTerminal: a DBC's units, names of files and warnings reach
+// the terminal with their control characters escaped, "°C" intact; an
+// error that quotes the file is as safe.
+func TestDBCCommandTerminal(t *testing.T) {
+	dir := t.TempDir()
+	good := writeFile(t, dir, "esc.dbc", "BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@1+ (0.1,0) [0|300] \"\x1b]0;pwned\x07\" Dash\n SG_ T : 16|8@1+ (1,0) [0|300] \"°C\u009b\" Dash\nFOO\x1b[2J_ 1;\n")
+	var out bytes.Buffer
+	if err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, []string{"dbc", good}); err != nil {
+		t.Fatalf("candec dbc: %v", err)
+	}
+	for _, want := range []string{`\x1b]0;pwned\a`, `°C\u009b`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("candec dbc: output lacks %s:\n%s", want, out.String())
+		}
+	}
+	if strings.ContainsAny(out.String(), "\x1b\x07\u009b") {
+		t.Errorf("candec dbc: a control character reaches the terminal:\n%q", out.String())
+	}
+
+	bad := writeFile(t, dir, "bad\x1b[2J.dbc", "BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|16@3+ (0.1,0) [0|300] \"km/h\" Dash\n")
+	err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"dbc", bad})
+	if err == nil {
+		t.Fatal("candec dbc bad.dbc: no error")
+	}
+	var stderr bytes.Buffer
+	printError(&stderr, err)
+	if got := stderr.String(); strings.Contains(got, "\x1b") || !strings.Contains(got, `bad\x1b[2J.dbc`) {
+		t.Errorf("error line %q: want the file name with ESC escaped", got)
+	}
+}

@@ -22,7 +22,7 @@ func TestTuneBadFlags(t *testing.T) {
 		{[]string{"--subscribers", "0"}, "tune: --subscribers must be 1 or more, got 0"},
 		{[]string{"--subscribers", "-5"}, "tune: --subscribers must be 1 or more, got -5"},
 		{[]string{"--top", "-1"}, "tune: --top must be 0 (all signals) or more, got -1"},
-		{[]string{"--topic-template", "car/{signl}"}, "unknown placeholder {signl}"},
+		{[]string{"--topic-template", "car/{signl}"}, `unknown placeholder "{signl}"`},
 	} {
 		args := append(append([]string{"tune", "--dbc", "../../testdata/yukart.dbc"}, tt.args...), "../../testdata/idle.log")
 		var out bytes.Buffer

@@ -68,15 +68,7 @@ func runWatch(ctx context.Context, e env, args []string) error {
 	cm, err := mqttclient.Connect(ctx, mqttclient.Config{
 		Settings:       settings,
 		ConnectTimeout: *connectTimeout,
-		OnPublish: func(p *paho.Publish) {
-			// MQTT v5 sets the retain flag only on messages sent
-			// because of the subscription, not on live ones.
-			if p.Retain {
-				mon.ObserveRetained(p.Topic, p.Payload, time.Now())
-				return
-			}
-			mon.Observe(p.Topic, p.Payload, time.Now())
-		},
+		OnPublish:      func(p *paho.Publish) { mon.Publish(p, time.Now()) },
 		OnUp:           func(cm *autopaho.ConnectionManager, _ *paho.Connack) { subs.Up(cm.Subscribe) },
 		OnDown:         subs.Down,
 		OnConnectError: attempts.Record,

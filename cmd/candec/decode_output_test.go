@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -453,5 +454,55 @@ func TestDecodeMatchesEnvelopes(t *testing.T) {
 	}
 	if n < 80000 || nonfinite != 1 {
 		t.Fatalf("compared %d values (%d NaN), want all of idle.log's 80332 and the NaN", n, nonfinite)
+	}
+}
+
+// TestDecodeHostileText: a DBC unit and label holding ESC and an
+// interface name holding byte 0xFF give valid JSON lines and CSV rows,
+// and stderr escapes what it quotes of them.
+func TestDecodeHostileText(t *testing.T) {
+	dir := t.TempDir()
+	dbcFile := writeFile(t, dir, "esc.dbc", "BO_ 291 Speed: 8 ECU\n SG_ Kmh : 0|8@1+ (1,0) [0|300] \"\x1b]0;pwned\x07\" Dash\nVAL_ 291 Kmh 1 \"\x1b[2J,x\" ;\n")
+	capFile := writeFile(t, dir, "x.log", "(1.000000) can\xff 123#01\n(1.000100) vcan\xc2\x9b 7FF#00\n")
+	for _, format := range []string{"json", "csv"} {
+		var stdout, stderr bytes.Buffer
+		if err := run(context.Background(), env{nil, &stdout, &stderr}, []string{"decode", "--format", format, "--dbc", dbcFile, capFile}); err != nil {
+			t.Fatalf("%s: %v", format, err)
+		}
+		if format == "json" {
+			lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+			if len(lines) != 1 {
+				t.Fatalf("json: got %d lines, want 1: %q", len(lines), stdout.String())
+			}
+			if !json.Valid([]byte(lines[0])) {
+				t.Errorf("json: not valid JSON: %q", lines[0])
+			}
+		} else {
+			recs, err := csv.NewReader(&stdout).ReadAll()
+			if err != nil || len(recs) != 2 || len(recs[1]) != 10 {
+				t.Fatalf("csv: got %q, %v; want a header and one row of 10 fields", recs, err)
+			}
+			if got, want := recs[1][8], "\ufffd[2J,x"; got != want {
+				t.Errorf("csv label: got %q, want %q", got, want)
+			}
+		}
+		if strings.ContainsAny(stderr.String(), "\x1b\u009b") || strings.Contains(stderr.String(), "\xff") || !strings.Contains(stderr.String(), `vcan\u009b`) {
+			t.Errorf("%s: stderr %q: want the interface escaped", format, stderr.String())
+		}
+	}
+	// --policy: every line is "topic payload", the payload valid JSON.
+	var stdout bytes.Buffer
+	if err := run(context.Background(), env{nil, &stdout, &bytes.Buffer{}}, []string{"decode", "--policy", "default", "--dbc", dbcFile, capFile}); err != nil {
+		t.Fatalf("--policy: %v", err)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	for _, line := range lines {
+		_, payload, ok := strings.Cut(line, " ")
+		if !ok || !json.Valid([]byte(payload)) || strings.ContainsAny(line, "\x1b\x07") {
+			t.Errorf("--policy: line %q: want a topic and a valid JSON payload, no control character", line)
+		}
+	}
+	if len(lines) == 0 || !strings.Contains(stdout.String(), `"unit":"\u001b]0;pwned\u0007"`) {
+		t.Errorf("--policy: output %q lacks the escaped unit", stdout.String())
 	}
 }

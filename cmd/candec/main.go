@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/yukart/candec/internal/outfile"
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // env carries a command's standard streams, so commands can be run from
@@ -64,10 +65,16 @@ func main() {
 	stop()
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "candec:", err)
+			printError(os.Stderr, err)
 		}
 		os.Exit(exitCode(err))
 	}
+}
+
+// printError writes err as candec's last line, made safe for a terminal
+// (an error may quote a file's or the network's text).
+func printError(w io.Writer, err error) {
+	fmt.Fprintln(w, "candec:", termtext.CleanLines(err.Error()))
 }
 
 // exitError carries a specific exit status.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // DBCs names the DBC files of a decode: All for every interface, and
@@ -187,16 +188,18 @@ func writeSummary(w io.Writer, name string, spec DBCs, c decodeCounts) {
 		fmt.Fprintf(w, p+"skipped %d malformed lines\n", c.skipped)
 	}
 	if c.frames == 0 {
-		fmt.Fprintf(w, p+"%s holds no frames\n", name)
+		fmt.Fprintf(w, p+"%s holds no frames\n", termtext.Clean(name))
 		return
 	}
-	for _, b := range c.buses {
+	// Interface names come from the capture: outside text.
+	for i, b := range c.buses {
+		b.Interface = termtext.Clean(b.Interface)
 		if !b.Routed {
 			fmt.Fprintf(w, p+"%s: %d frames not decoded: no --dbc for this interface\n", b.Interface, b.Frames)
 			continue
 		}
 		if b.Unknown > 0 {
-			fmt.Fprintf(w, p+"%s: %d of %d frames had IDs not in %s\n", b.Interface, b.Unknown, b.Frames, strings.Join(files(b.Interface), ","))
+			fmt.Fprintf(w, p+"%s: %d of %d frames had IDs not in %s\n", b.Interface, b.Unknown, b.Frames, termtext.Clean(strings.Join(files(c.buses[i].Interface), ",")))
 		}
 		if r, e := b.Remote, b.ErrorFrames; r+e > 0 {
 			fmt.Fprintf(w, p+"%s: %d remote and %d error frames skipped (they carry no signals)\n", b.Interface, r, e)
@@ -209,6 +212,6 @@ func writeSummary(w io.Writer, name string, spec DBCs, c decodeCounts) {
 		fmt.Fprintf(w, p+"%d values left out: their signals do not fit in short frames\n", c.truncated)
 	}
 	for _, iface := range c.unseen {
-		fmt.Fprintf(w, p+"--dbc %s=%s: no frames on %s in %s\n", iface, strings.Join(spec.Interfaces[iface], ","), iface, name)
+		fmt.Fprintf(w, p+"--dbc %s=%s: no frames on %s in %s\n", termtext.Clean(iface), termtext.Clean(strings.Join(spec.Interfaces[iface], ",")), termtext.Clean(iface), termtext.Clean(name))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/internal/numfmt"
+	"github.com/yukart/candec/internal/termtext"
 
 	"github.com/yukart/candec/internal/watch"
 )
@@ -79,7 +80,7 @@ func (b *Board) ObserveRetained(topic string, payload []byte, now time.Time) {
 func (b *Board) observe(topic string, payload []byte, retained bool, now time.Time) {
 	if topic == b.status {
 		b.mu.Lock()
-		b.state = string(payload)
+		b.state = termtext.Clean(termtext.Cut(string(payload[:min(len(payload), 256)]), 40))
 		b.mu.Unlock()
 		if retained {
 			return
@@ -135,7 +136,7 @@ func (b *Board) Render(w io.Writer, now time.Time, rows int) Totals {
 		if s.Stale {
 			flag = "STALE"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%5.1f\t%6d\t%6s\t%s\n", strings.TrimPrefix(s.Topic, b.prefix), s.Last, b.rates[s.Topic], s.Seq, watch.FormatAge(s.Age), flag)
+		fmt.Fprintf(tw, "%s\t%s\t%5.1f\t%6d\t%6s\t%s\n", termtext.Clean(strings.TrimPrefix(s.Topic, b.prefix)), s.Last, b.rates[s.Topic], s.Seq, watch.FormatAge(s.Age), flag)
 		shown++
 	}
 	b.mu.Unlock()

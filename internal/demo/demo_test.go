@@ -242,3 +242,22 @@ func TestDemoBadCapture(t *testing.T) {
 		t.Errorf("printed %q, want nothing", out.String())
 	}
 }
+
+// TestBoardTerminal: a status, a topic, a unit or a label from the broker
+// reach the board with their control characters escaped.
+func TestBoardTerminal(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	b := NewBoard("yukart/vehicle/", "yukart/decoder/status", t0)
+	b.Observe("yukart/decoder/status", []byte("\x1b]0;pwned\x07online"), t0)
+	b.Observe("yukart/vehicle/\x1b[2JSpeed", []byte(`{"value":3,"unit":"\u001b[31m","label":"\u009b2J","ts":1800000000000000000,"seq":1,"epoch":7}`), t0)
+	var out bytes.Buffer
+	b.Render(&out, t0.Add(time.Second), -1)
+	if strings.ContainsAny(out.String(), "\x1b\x07\u009b") {
+		t.Errorf("a control character reaches the terminal:\n%q", out.String())
+	}
+	for _, want := range []string{`\x1b]0;pwned\aonline`, `\x1b[2JSpeed`, `3 \x1b[31m (\u009b2J)`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("board lacks %s:\n%s", want, out.String())
+		}
+	}
+}

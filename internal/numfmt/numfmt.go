@@ -6,17 +6,29 @@ package numfmt
 import (
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 )
 
 // Thousands formats v rounded to an integer with thousands separators:
 // 16300 → "16,300".
 func Thousands(v float64) string {
-	n := int64(math.Round(v))
-	neg := n < 0
-	if neg {
-		n = -n
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Sprint(v)
 	}
-	s := fmt.Sprint(n)
+	// 'f' writes any float in full, where an int64 would overflow.
+	s := strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+	if s == "-0" {
+		s = "0"
+	}
+	if rest, neg := strings.CutPrefix(s, "-"); neg {
+		return "-" + group(rest)
+	}
+	return group(s)
+}
+
+// group puts thousands separators into the digits s.
+func group(s string) string {
 	var out []byte
 	for i := range len(s) {
 		if i > 0 && (len(s)-i)%3 == 0 {
@@ -24,14 +36,11 @@ func Thousands(v float64) string {
 		}
 		out = append(out, s[i])
 	}
-	if neg {
-		return "-" + string(out)
-	}
 	return string(out)
 }
 
 // Count formats a count: "0", or the count with separators.
-func Count(n uint64) string { return Thousands(float64(n)) }
+func Count(n uint64) string { return group(strconv.FormatUint(n, 10)) }
 
 // Pct formats a CPU share: "22 %", "0.9 %".
 func Pct(v float64) string {

@@ -72,12 +72,12 @@ func newMsgText(m *dbc.Message, f Format) *msgText {
 			arena = append(appendCSVField(append(arena, ','), s.Unit), ',')
 			st.unit = cut(at)
 		} else {
-			arena = appendQuoted(append(arena, `,"signal":`...), m.Name, s.Name)
+			arena = appendQuotedName(append(arena, `,"signal":`...), m.Name, s.Name)
 			arena = append(arena, `,"value":`...)
 			st.head = cut(at)
 			if s.Unit != "" {
 				at = len(arena)
-				arena = appendQuoted(append(arena, `,"unit":`...), s.Unit, "")
+				arena = appendQuoted(append(arena, `,"unit":`...), s.Unit)
 				st.unit = cut(at)
 			}
 		}
@@ -109,7 +109,7 @@ func appendJSONFrame(b []byte, f *frame.Frame, iface string) []byte {
 	b = append(b, `,"ts":`...)
 	b = strconv.AppendInt(b, f.Time, 10)
 	b = append(b, `,"bus":`...)
-	b = appendQuoted(b, iface, "")
+	b = appendQuoted(b, iface)
 	b = append(b, `,"id":`...)
 	return strconv.AppendUint(b, uint64(f.ID), 10)
 }
@@ -147,7 +147,7 @@ func (st *sigText) appendJSON(b []byte, v *decoder.Value) []byte {
 	if len(s.Values) > 0 && v.Flags&decoder.Float == 0 {
 		if l, ok := s.Label(int64(v.Raw)); ok {
 			b = append(b, `,"label":`...)
-			b = appendQuoted(b, l, "")
+			b = appendQuoted(b, l)
 		}
 	}
 	if outOfRange(v) {

@@ -4,6 +4,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
@@ -232,7 +234,7 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 	b = append(b, `,"ts":`...)
 	b = strconv.AppendInt(b, f.Time, 10)
 	b = append(b, `,"bus":`...)
-	b = appendQuoted(b, iface, "")
+	b = appendQuoted(b, iface)
 	b = append(b, `,"id":`...)
 	b = strconv.AppendUint(b, uint64(f.ID), 10)
 	if v.Flags&decoder.J1939 != 0 {
@@ -240,7 +242,7 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 		b = strconv.AppendUint(b, uint64(v.SA), 10)
 	}
 	b = append(b, `,"signal":`...)
-	b = appendQuoted(b, s.Message.Name, s.Name)
+	b = appendQuotedName(b, s.Message.Name, s.Name)
 	b = append(b, `,"value":`...)
 	if nf := NonFinite(v); nf != "" {
 		b = append(b, `null,"nonfinite":"`...)
@@ -251,12 +253,12 @@ func appendJSON(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte
 	}
 	if s.Unit != "" {
 		b = append(b, `,"unit":`...)
-		b = appendQuoted(b, s.Unit, "")
+		b = appendQuoted(b, s.Unit)
 	}
 	if len(s.Values) > 0 && v.Flags&decoder.Float == 0 {
 		if l, ok := s.Label(int64(v.Raw)); ok {
 			b = append(b, `,"label":`...)
-			b = appendQuoted(b, l, "")
+			b = appendQuoted(b, l)
 		}
 	}
 	if outOfRange(v) {
@@ -302,28 +304,30 @@ func appendCSV(b []byte, f *frame.Frame, iface string, v *decoder.Value) []byte 
 	return append(b, '\n')
 }
 
-// appendQuoted appends a JSON string of a, or of "a.b" when b is not
-// empty, as strconv.AppendQuote writes it. Names and units are plain
-// ASCII nearly always, which is copied as it is; anything else goes
-// through strconv.
-func appendQuoted(dst []byte, a, b string) []byte {
-	if !plainASCII(a) || !plainASCII(b) {
-		if b != "" {
-			a += "." + b
-		}
-		return strconv.AppendQuote(dst, a)
+// appendQuoted appends a JSON string of s by envelope.AppendJSONString's
+// rule (docs/decode-output.md, "Text"). Names and units are plain ASCII
+// nearly always, which is copied as it is.
+func appendQuoted(dst []byte, s string) []byte {
+	if !plainASCII(s) {
+		return envelope.AppendJSONString(dst, s)
 	}
 	dst = append(dst, '"')
-	dst = append(dst, a...)
-	if b != "" {
-		dst = append(dst, '.')
-		dst = append(dst, b...)
-	}
+	dst = append(dst, s...)
 	return append(dst, '"')
 }
 
+// appendQuotedName appends the JSON string "msg.sig", as appendQuoted
+// would quote it, without joining the two first (which would allocate).
+func appendQuotedName(dst []byte, msg, sig string) []byte {
+	dst = appendQuoted(dst, msg)
+	dst = append(dst[:len(dst)-1], '.') // msg's closing quote
+	n := len(dst)
+	dst = appendQuoted(dst, sig)
+	return append(dst[:n], dst[n+1:]...) // sig's opening quote
+}
+
 // plainASCII reports whether s is printable ASCII without a quote or a
-// backslash: text that JSON and strconv.Quote write unchanged.
+// backslash: text that JSON writes unchanged.
 func plainASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
@@ -333,28 +337,51 @@ func plainASCII(s string) bool {
 	return true
 }
 
-// csvPlain reports whether s needs no quoting in CSV: it holds no
-// comma, quote or line break.
+// csvPlain reports whether s is written in CSV as it is: printable
+// ASCII without a comma or a quote.
 func csvPlain(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == ',' || c == '"' || c == '\n' || c == '\r' {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == ',' || c == '"' {
 			return false
 		}
 	}
 	return true
 }
 
-// appendCSVField quotes a field when it holds a comma, quote or newline.
+// appendCSVField appends s as a CSV field (RFC 4180), by the rule of
+// docs/decode-output.md ("Text"): CSV has no escapes, so a control
+// character (C0, DEL or C1; line breaks included) and a byte that is not
+// part of valid UTF-8 are each written as U+FFFD, and every row is one
+// line; a field that then holds a comma or a quote is quoted, its quotes
+// doubled. Other text, "°C" for one, is copied as it is.
 func appendCSVField(b []byte, s string) []byte {
 	if csvPlain(s) {
 		return append(b, s...)
 	}
-	b = append(b, '"')
-	for i := 0; i < len(s); i++ {
-		if s[i] == '"' {
-			b = append(b, '"')
-		}
-		b = append(b, s[i])
+	quote := strings.ContainsAny(s, `,"`)
+	if quote {
+		b = append(b, '"')
 	}
-	return append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c < 0x7f {
+			if c == '"' {
+				b = append(b, '"')
+			}
+			b = append(b, c)
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r < 0x20 || r >= 0x7f && r <= 0x9f || r == utf8.RuneError && size == 1 {
+			b = utf8.AppendRune(b, utf8.RuneError)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	if quote {
+		b = append(b, '"')
+	}
+	return b
 }

@@ -24,6 +24,36 @@
 // window and raw topics only: a text topic such as the decoder's status
 // is not sent periodically.
 //
+// # Latency from fresh values only
+//
+// Latency is the arrival time minus the timestamp of a fresh value. A
+// heartbeat, a republish after a reconnect and a stale mark carry the
+// ts of the frame their value came from (docs/envelope.md): their
+// arrival minus ts is the value's age, not the path's delay, so an
+// envelope counts only when its ts is newer than every earlier one on
+// its topic (for a window, its item's topic) and it is not a stale
+// mark; retained messages never count. Every live raw frame counts. A
+// fresh value stamped after its arrival (the publisher's clock ahead)
+// is counted apart (Summary.Ahead), not in the histogram.
+//
+// # Plausibility bounds
+//
+// A message is implausible, and counted by reason in
+// Summary.Implausible and per topic, when its seq is 0 or above MaxSeq
+// (2^53; a raw batch: its first frame's seq plus its count), or its
+// timestamp is before MinTS (2000-01-01) or more than MaxAhead (24 h)
+// after its arrival. An implausible seq leaves the message out: it
+// moves no seq and counts no loss, so no hostile seq makes loss
+// overflow or go negative. An implausible timestamp gives no latency
+// (a bridge whose clock was never set still shows its values). Loss
+// sums saturate at the largest uint64.
+//
+// # Outside text
+//
+// Topics, units, labels and text payloads come from the network: they
+// are shown through termtext (control characters escaped), and a
+// topic's last value is cut to MaxLast characters.
+//
 // WriteTableFit fits the live table to a terminal: topics shortened from
 // the left and rows cut to its width, the header kept, and "… N more
 // topics" when they do not fit its height. ValidateFilter checks a topic filter before a broker sees it.

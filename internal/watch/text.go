@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
 	"github.com/yukart/candec/internal/numfmt"
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // WriteTable writes the live view: one row per topic.
@@ -132,7 +134,11 @@ func writeTable(w io.Writer, stats []TopicStats) error {
 		if t.Restarts > 0 {
 			lost += fmt.Sprintf(" (%d restarts)", t.Restarts)
 		}
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", t.Topic, t.Rate, t.Last, FormatAge(t.Age), lost, flags(t), lat)
+		if t.Implausible > 0 {
+			lost += fmt.Sprintf(" (%s implausible)", numfmt.Count(t.Implausible))
+		}
+		// A topic is outside text; Last is made safe when it is set.
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", termtext.Clean(t.Topic), t.Rate, t.Last, FormatAge(t.Age), lost, flags(t), lat)
 	}
 	return tw.Flush()
 }
@@ -167,10 +173,28 @@ func WriteSummary(w io.Writer, s Summary, h interface {
 		fmt.Fprintf(w, ", %d publisher restarts", s.Restarts)
 	}
 	fmt.Fprintf(w, "; %d stale, %d older than the stale limit\n", s.Stale, s.Old)
+	if len(s.Implausible) > 0 {
+		reasons := make([]string, 0, len(s.Implausible))
+		for r := range s.Implausible {
+			reasons = append(reasons, r)
+		}
+		sort.Strings(reasons)
+		fmt.Fprint(w, "implausible messages (seq: left out; ts: no latency):")
+		for i, r := range reasons {
+			if i > 0 {
+				fmt.Fprint(w, ",")
+			}
+			fmt.Fprintf(w, " %s %s", numfmt.Count(s.Implausible[r]), termtext.Clean(r))
+		}
+		fmt.Fprintln(w)
+	}
+	if s.Ahead > 0 {
+		fmt.Fprintf(w, "%s fresh values stamped after their arrival (the publisher's clock is ahead), not in the latency\n", numfmt.Count(s.Ahead))
+	}
 	if s.Latency.N == 0 {
 		return nil
 	}
-	fmt.Fprintf(w, "latency from ts: p50 %.3f ms, p99 %.3f ms, max %.3f ms over %s samples\n",
+	fmt.Fprintf(w, "latency from ts of fresh values: p50 %.3f ms, p99 %.3f ms, max %.3f ms over %s samples\n",
 		s.Latency.P50, s.Latency.P99, s.Latency.Max, numfmt.Count(s.Latency.N))
 	return h.WriteDistribution(w)
 }

@@ -9,14 +9,45 @@ import (
 	"sync"
 	"time"
 
+	"github.com/eclipse/paho.golang/paho"
+
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
 	"github.com/yukart/candec/internal/latency"
+	"github.com/yukart/candec/internal/termtext"
 	"github.com/yukart/candec/rawbatch"
 )
 
 // DefaultStaleAfter is the age after which a topic is flagged old.
 const DefaultStaleAfter = 5 * time.Second
+
+// Plausibility bounds of what a message carries, counted by reason
+// when a message is outside them (Summary.Implausible). A seq outside
+// its bound leaves the message out: it moves no seq and counts no loss.
+// A timestamp outside its bound (a publisher whose clock was never set,
+// or a hostile one) gives no latency; the value still counts.
+const (
+	// MaxSeq bounds an envelope's and a window's seq and a raw batch's
+	// frame seq (its first frame's plus its count): 2^53, 285 years of
+	// a million messages a second. seq 0 is no envelope's or window's
+	// (they start at 1). Within the bound, no sum of loss overflows.
+	MaxSeq = 1 << 53
+	// MinTS is the earliest plausible timestamp: 2000-01-01 UTC, in ns
+	// since the Unix epoch.
+	MinTS = 946_684_800_000_000_000
+	// MaxAhead is how far after its arrival a timestamp may be: clocks
+	// of two hosts differ, by less than this.
+	MaxAhead = 24 * time.Hour
+)
+
+// Reasons a message is implausible, the keys of Summary.Implausible.
+const (
+	ReasonSeq = "seq" // seq 0 or above MaxSeq
+	ReasonTS  = "ts"  // a timestamp before MinTS or more than MaxAhead after arrival
+)
+
+// MaxLast is how many characters of a topic's last value are kept.
+const MaxLast = 80
 
 // Kind is what a topic carries.
 type Kind uint8
@@ -86,6 +117,11 @@ type Monitor struct {
 	// topic. epochs holds the epochs already counted.
 	restarts uint64
 	epochs   map[uint64]struct{}
+	// implausible counts messages outside the bounds, by reason; ahead
+	// counts fresh values stamped after their arrival (latency < 0),
+	// which the histogram leaves out.
+	implausible map[string]uint64
+	ahead       uint64
 	// scratch for parsing
 	env envelope.Envelope
 	win envelope.Window
@@ -112,6 +148,12 @@ type topic struct {
 	hasLatency  bool
 	raw         rawbatch.SeqTracker
 	windows     *envelope.Tracker
+	// lastTS is the newest ts of the topic's envelopes (itemTS of each
+	// window item's topic): an envelope whose ts is not newer is a
+	// heartbeat or a republish of a value already seen, not fresh.
+	lastTS      int64
+	itemTS      map[string]int64
+	implausible uint64
 	// rate: messages counted at the previous snapshot
 	prevMessages uint64
 	prevAt       time.Time
@@ -123,7 +165,19 @@ func New(cfg Config) *Monitor {
 	if cfg.StaleAfter <= 0 {
 		cfg.StaleAfter = DefaultStaleAfter
 	}
-	return &Monitor{cfg: cfg, topics: map[string]*topic{}, envs: envelope.NewTracker(), epochs: map[uint64]struct{}{}}
+	return &Monitor{cfg: cfg, topics: map[string]*topic{}, envs: envelope.NewTracker(), epochs: map[uint64]struct{}{}, implausible: map[string]uint64{}}
+}
+
+// Publish records a message as the MQTT client delivers it, at now: a
+// retained one (MQTT v5 sets the flag on exactly those the broker sends
+// because of the subscription) as ObserveRetained, any other as Observe.
+// It is what `candec watch` calls for every message.
+func (m *Monitor) Publish(p *paho.Publish, now time.Time) {
+	if p.Retain {
+		m.ObserveRetained(p.Topic, p.Payload, now)
+		return
+	}
+	m.Observe(p.Topic, p.Payload, now)
 }
 
 // Observe records a live message on name that arrived at now.
@@ -169,22 +223,36 @@ func (m *Monitor) observe(name string, payload []byte, retained bool, now time.T
 	switch t.kind {
 	case Envelope:
 		if err := envelope.Parse(payload, &m.env); err != nil {
-			t.last = "(not an envelope: " + err.Error() + ")"
+			t.last = lastText("(not an envelope: " + err.Error() + ")")
+			return
+		}
+		r := implausible(m.env.Seq, m.env.TS, now)
+		if r == ReasonSeq {
+			m.implausibleMsg(t, r)
 			return
 		}
 		o := m.envs.Observe(name, &m.env)
 		t.seq = m.env.Seq
-		t.lost += o.Lost
+		t.lost = addSat(t.lost, o.Lost)
 		if o.Restart {
 			t.restarts++
 			m.restart(m.env.Epoch)
 		}
 		t.last = FormatValue(&m.env)
 		t.flagStale = m.env.Stale()
-		m.latency(t, ns, m.env.TS)
+		if r == ReasonTS {
+			m.implausible[r]++
+			t.implausible++
+		} else if fresh(&t.lastTS, &m.env) {
+			m.latency(t, ns, m.env.TS)
+		}
 	case Window:
 		if err := envelope.ParseWindow(payload, &m.win); err != nil {
-			t.last = "(not a window: " + err.Error() + ")"
+			t.last = lastText("(not a window: " + err.Error() + ")")
+			return
+		}
+		if r := implausible(m.win.Seq, MinTS, now); r != "" {
+			m.implausibleMsg(t, r)
 			return
 		}
 		if t.windows == nil {
@@ -192,42 +260,119 @@ func (m *Monitor) observe(name string, payload []byte, retained bool, now time.T
 		}
 		o := t.windows.Observe(name, &envelope.Envelope{Seq: m.win.Seq, Epoch: m.win.Epoch})
 		t.seq = m.win.Seq
-		t.lost += o.Lost
+		t.lost = addSat(t.lost, o.Lost)
 		if o.Restart {
 			t.restarts++
 			m.restart(m.win.Epoch)
 		}
 		t.items += uint64(len(m.win.Items))
 		t.last = strconv.Itoa(len(m.win.Items)) + " envelopes"
+		if t.itemTS == nil {
+			t.itemTS = map[string]int64{}
+		}
+		tsBad := false
 		for i := range m.win.Items {
-			m.latency(t, ns, m.win.Items[i].Envelope.TS)
+			it := &m.win.Items[i]
+			if implausible(1, it.Envelope.TS, now) != "" {
+				tsBad = true
+				continue
+			}
+			last := t.itemTS[string(it.Topic)]
+			if fresh(&last, &it.Envelope) {
+				m.latency(t, ns, it.Envelope.TS)
+			}
+			if last != t.itemTS[string(it.Topic)] {
+				t.itemTS[string(it.Topic)] = last
+			}
+		}
+		if tsBad {
+			m.implausible[ReasonTS]++
+			t.implausible++
 		}
 	case Raw:
 		b, err := rawbatch.Parse(payload)
 		if err != nil {
-			t.last = "(not a raw batch: " + err.Error() + ")"
+			t.last = lastText("(not a raw batch: " + err.Error() + ")")
+			return
+		}
+		if b.Seq() > MaxSeq-uint64(b.Len()) {
+			m.implausibleMsg(t, ReasonSeq)
 			return
 		}
 		lost, restarted := t.raw.Observe(b.Seq(), b.Len())
 		t.seq = b.Seq()
-		t.lost += lost
+		t.lost = addSat(t.lost, lost)
 		if restarted {
 			t.restarts++
 			m.restarts++ // a raw batch has no epoch: each topic is its own bridge
 		}
 		t.items += uint64(b.Len())
 		t.last = strconv.Itoa(b.Len()) + " frames"
+		tsBad := false
 		for i := range b.Len() {
 			b.Frame(i, &m.f)
-			m.latency(t, ns, m.f.Time)
+			if implausible(1, m.f.Time, now) != "" {
+				tsBad = true
+				continue
+			}
+			m.latency(t, ns, m.f.Time) // a raw frame is always fresh
+		}
+		if tsBad {
+			m.implausible[ReasonTS]++
+			t.implausible++
 		}
 	default:
-		s := string(payload)
-		if len(s) > 40 {
-			s = s[:40] + "…"
-		}
-		t.last = strconv.Quote(s)
+		// Only the start of the payload is looked at: it may be large.
+		t.last = lastText(termtext.Quote(string(payload[:min(len(payload), 4*MaxLast+4)])))
 	}
+}
+
+// implausible returns the reason a message with this seq and
+// timestamp, arrived at now, is outside the bounds; "" when it is not.
+func implausible(seq uint64, ts int64, now time.Time) string {
+	switch {
+	case seq == 0 || seq > MaxSeq:
+		return ReasonSeq
+	case ts < MinTS || ts > now.Add(MaxAhead).UnixNano():
+		return ReasonTS
+	}
+	return ""
+}
+
+// implausibleMsg counts a message left out for reason r.
+func (m *Monitor) implausibleMsg(t *topic, r string) {
+	m.implausible[r]++
+	t.implausible++
+	t.last = "(implausible " + r + ")"
+}
+
+// fresh reports whether e carries a value not seen before on its topic,
+// whose newest ts so far is *last, and moves *last on: a heartbeat, a
+// republish after a reconnect and a stale mark carry the ts of the frame
+// their value came from (docs/envelope.md), so only an envelope with a
+// newer ts that is not a stale mark is fresh. Its latency is the path's;
+// theirs would be the age of the value.
+func fresh(last *int64, e *envelope.Envelope) bool {
+	if e.TS <= *last {
+		return false
+	}
+	*last = e.TS
+	return !e.Stale()
+}
+
+// addSat returns a + b, or the largest uint64 where that overflows.
+func addSat(a, b uint64) uint64 {
+	if a+b < a {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
+// lastText is text made for the last-value column: safe for a terminal
+// and at most MaxLast characters.
+func lastText(s string) string {
+	// Cut before Clean bounds the work; Clean's escapes lengthen it.
+	return termtext.Cut(termtext.Clean(termtext.Cut(s, MaxLast)), MaxLast)
 }
 
 // noLatency marks a message whose latency is not measured.
@@ -246,13 +391,19 @@ func (m *Monitor) restart(epoch uint64) {
 	m.restarts++
 }
 
-// latency records arrival − ts, where now is the arrival time in ns or
-// noLatency.
+// latency records arrival − ts of a fresh value, where now is the
+// arrival time in ns or noLatency, and ts is within the bounds. A value
+// stamped after its arrival (clocks apart) is counted in ahead, not in
+// the histogram.
 func (m *Monitor) latency(t *topic, now, ts int64) {
 	if now == noLatency {
 		return
 	}
 	d := now - ts
+	if d < 0 {
+		m.ahead++
+		return
+	}
 	m.lat.Record(d)
 	t.lastLatency = time.Duration(d)
 	t.maxLatency = max(t.maxLatency, time.Duration(d))
@@ -288,13 +439,17 @@ func FormatValue(e *envelope.Envelope) string {
 		s = strconv.FormatFloat(e.Float, 'g', 6, 64)
 	}
 	if len(e.Unit) > 0 {
-		s += " " + string(e.Unit)
+		s += " " + head(e.Unit)
 	}
 	if len(e.Label) > 0 {
-		s += " (" + string(e.Label) + ")"
+		s += " (" + head(e.Label) + ")"
 	}
-	return s
+	return lastText(s)
 }
+
+// head returns the start of b as a string: enough of it for MaxLast
+// characters, without copying what is cut anyway.
+func head(b []byte) string { return string(b[:min(len(b), 4*MaxLast+4)]) }
 
 // TopicStats is one topic in a snapshot.
 type TopicStats struct {
@@ -321,6 +476,9 @@ type TopicStats struct {
 	// Lost and Restarts come from seq.
 	Lost     uint64 `json:"lost"`
 	Restarts uint64 `json:"restarts,omitempty"`
+	// Implausible counts the topic's messages outside the bounds
+	// (MaxSeq, MinTS, MaxAhead).
+	Implausible uint64 `json:"implausible,omitempty"`
 	// LastLatency and MaxLatency are from the message's timestamp.
 	LastLatency time.Duration `json:"last_latency_ns,omitempty"`
 	MaxLatency  time.Duration `json:"max_latency_ns,omitempty"`
@@ -351,7 +509,7 @@ func (m *Monitor) Snapshot(now time.Time) []TopicStats {
 		out = append(out, TopicStats{
 			Topic: t.name, Kind: t.kind, Messages: t.messages, Items: t.items,
 			RetainedMessages: t.retained, Retained: t.isRetained,
-			Rate: t.rate, Last: t.last, Age: age, Seq: t.seq, Lost: t.lost, Restarts: t.restarts,
+			Rate: t.rate, Last: t.last, Age: age, Seq: t.seq, Lost: t.lost, Restarts: t.restarts, Implausible: t.implausible,
 			LastLatency: t.lastLatency, MaxLatency: t.maxLatency, HasLatency: t.hasLatency,
 			Stale: t.flagStale, Old: periodic && now.Sub(t.lastLive) > m.cfg.StaleAfter,
 		})
@@ -378,7 +536,18 @@ type Summary struct {
 	// Stale and Old count topics flagged so at the end.
 	Stale int `json:"stale"`
 	Old   int `json:"old"`
-	// Latency is over every envelope and frame, in milliseconds.
+	// Implausible counts the messages outside the bounds by reason:
+	// ReasonSeq (left out: no seq, no loss), ReasonTS (no latency). A
+	// raw batch or window with implausible timestamps counts once under
+	// ReasonTS; its plausible ones still give latency.
+	Implausible map[string]uint64 `json:"implausible,omitempty"`
+	// Ahead counts fresh values stamped after their arrival: the
+	// publisher's clock is ahead of the watcher's. They are not in
+	// Latency.
+	Ahead uint64 `json:"ahead,omitempty"`
+	// Latency is over every fresh envelope (a new ts, not a stale mark,
+	// not retained; heartbeats and republishes carry an old ts) and
+	// every live raw frame, in milliseconds.
 	Latency latency.Summary `json:"latency_ms"`
 	// TopicStats lists the topics.
 	TopicStats []TopicStats `json:"topic_stats"`
@@ -390,7 +559,13 @@ func (m *Monitor) Summary(now time.Time) Summary {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := Summary{Topics: len(stats), Messages: m.messages, Retained: m.retained, Restarts: m.restarts,
-		TopicStats: stats, Latency: m.lat.Summary()}
+		TopicStats: stats, Latency: m.lat.Summary(), Ahead: m.ahead}
+	for r, n := range m.implausible {
+		if s.Implausible == nil {
+			s.Implausible = map[string]uint64{}
+		}
+		s.Implausible[r] = n
+	}
 	if m.messages > 0 {
 		s.Duration = now.Sub(m.first)
 		if s.Duration > 0 {
@@ -398,7 +573,7 @@ func (m *Monitor) Summary(now time.Time) Summary {
 		}
 	}
 	for _, t := range stats {
-		s.Lost += t.Lost
+		s.Lost = addSat(s.Lost, t.Lost)
 		if t.Stale {
 			s.Stale++
 		}
