@@ -62,7 +62,11 @@ func Create(name string, stdout io.Writer, inputs ...string) (*File, error) {
 	}
 	p, err := renameio.NewPendingFile(name, opts...)
 	if err != nil {
-		return nil, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // its path is the temporary file's
+		}
+		return nil, fmt.Errorf("outfile: create %s: %w", name, err)
 	}
 	return &File{name: name, w: p, pending: p}, nil
 }
