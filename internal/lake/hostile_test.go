@@ -115,6 +115,15 @@ func TestHostileLakeAtOpen(t *testing.T) {
 		{"date= directory is a symlink out", func(h *hostileLake) error {
 			return os.Symlink(h.elsewhere, filepath.Join(h.msgDir, "date=2000-01-01"))
 		}, ErrLink, "date=2000-01-01"},
+		{"a temporary file is a symlink out", func(h *hostileLake) error {
+			return os.Symlink(h.precious, filepath.Join(filepath.Dir(h.file), ".candec-x.tmp"))
+		}, ErrLink, ".candec-x.tmp"},
+		{"a committed file is a symlink out", func(h *hostileLake) error {
+			return replace(h.file, func(p string) error { return os.Symlink(h.precious, p) })
+		}, ErrLink, "can0-0123456789abcdef.parquet"},
+		{"a symlink of another name at the root", func(h *hostileLake) error {
+			return os.Symlink(h.elsewhere, filepath.Join(h.dir, "other"))
+		}, ErrLink, "other"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHostileLake(t)

@@ -224,7 +224,8 @@ func (l *Lake) open() error {
 // removeTemps removes the temporary files of lake files
 // (.candec-*.tmp) in the partition directories, and the partition
 // directories that leaves empty. It returns how many files it removed.
-// A partition that is a symbolic link is refused (ErrLink).
+// A symbolic link in the lake's root, a message directory or a
+// partition is refused (ErrLink): Open sees every entry there anyway.
 func (l *Lake) removeTemps() (int, error) {
 	n := 0
 	msgs, err := l.subdirs(".", "message=")
@@ -249,7 +250,7 @@ func (l *Lake) removeTemps() (int, error) {
 }
 
 // subdirs returns the directories in dir whose names start with
-// prefix; ErrLink for a symbolic link of such a name.
+// prefix; ErrLink for a symbolic link in dir, whatever its name.
 func (l *Lake) subdirs(dir, prefix string) ([]string, error) {
 	ents, err := l.readDir(dir)
 	if err != nil {
@@ -257,14 +258,11 @@ func (l *Lake) subdirs(dir, prefix string) ([]string, error) {
 	}
 	var dirs []string
 	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), prefix) {
-			continue
-		}
 		name := filepath.Join(dir, e.Name())
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
 			return nil, l.linkErr(name)
-		case e.IsDir():
+		case e.IsDir() && strings.HasPrefix(e.Name(), prefix):
 			dirs = append(dirs, name)
 		}
 	}
@@ -272,7 +270,7 @@ func (l *Lake) subdirs(dir, prefix string) ([]string, error) {
 }
 
 // removeTempFiles removes the regular files of tempPattern in dir and
-// returns how many.
+// returns how many; ErrLink for a symbolic link in dir.
 func (l *Lake) removeTempFiles(dir string) (int, error) {
 	ents, err := l.readDir(dir)
 	if err != nil {
@@ -280,6 +278,9 @@ func (l *Lake) removeTempFiles(dir string) (int, error) {
 	}
 	n := 0
 	for _, e := range ents {
+		if e.Type()&fs.ModeSymlink != 0 {
+			return n, l.linkErr(filepath.Join(dir, e.Name()))
+		}
 		if !e.Type().IsRegular() || !isTemp(e.Name()) {
 			continue
 		}
