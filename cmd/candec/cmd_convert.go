@@ -37,6 +37,11 @@ func runConvert(ctx context.Context, e env, args []string) error {
 	}
 	defer of.Abort()
 	st, cerr := capture.Copy(ctx, capture.NewWriter(of), src, capture.CopyOptions{ErrorFrames: *errFrames})
+	if werr := of.Err(); werr != nil {
+		// The output failed (a full disk): nothing is committed, a file
+		// that was there stays whole, and no count of frames is claimed.
+		return fmt.Errorf("convert: %w", werr)
+	}
 	if cerr != nil && st.Frames == 0 {
 		return fmt.Errorf("convert: %s: %w", in, cerr) // nothing to keep: a file that was there stays
 	}

@@ -11,8 +11,15 @@ import (
 // clears those for its children.)
 const asCandecEnv = "GO_TEST_AS_CANDEC"
 
+// childSetup, when set (by a test file's init), runs in the child
+// before main: it sets the limits a test asks for.
+var childSetup func()
+
 func TestMain(m *testing.M) {
 	if os.Getenv(asCandecEnv) == "1" {
+		if childSetup != nil {
+			childSetup()
+		}
 		main() // exits with the command's status on an error
 		os.Exit(0)
 	}

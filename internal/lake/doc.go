@@ -23,6 +23,18 @@
 // removes. The long file is written through the caller's output, which
 // does the same (internal/outfile).
 //
+// # Nothing outside the lake
+//
+// Every path below Config.Dir is opened within it (an os.Root, and
+// openat with O_NOFOLLOW for the lock file), so a symbolic link planted
+// in a shared lake, even while a run writes it, cannot make the run
+// write, truncate or create a file outside. A symbolic link in the
+// lake's root, a message or a partition directory is refused (ErrLink),
+// as is a named pipe or a device (ErrNotRegular) and a lock file with
+// another name (a hard link); a named pipe is never opened in a way
+// that waits.
+// Files are made with mode Perm and directories DirPerm, less the umask.
+//
 // # One run at a time
 //
 // Open takes an exclusive lock (flock) on the lake's LockName file and

@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -14,7 +17,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"github.com/parquet-go/parquet-go"
 	"golang.org/x/sync/errgroup"
 
@@ -55,6 +57,21 @@ var (
 	ErrNotLake = errors.New("lake: the directory is not empty and holds no lake")
 	// ErrBusy: another run has the lake open (Open).
 	ErrBusy = errors.New("lake: another candec run is writing the lake")
+	// ErrLink: a symbolic link where the lake has a file or a partition
+	// directory of its own. A lake never holds one: it could point
+	// outside, and a link planted in a shared lake would make a run
+	// write or truncate a file it was never given.
+	ErrLink = errors.New("lake: a symbolic link in the lake")
+	// ErrNotRegular: something other than a regular file (a named pipe,
+	// a device, a directory) where the lake has a file of its own.
+	ErrNotRegular = errors.New("lake: not a regular file")
+)
+
+// Perm is the mode of the lake's files, less the umask, as os.Create
+// gives; DirPerm that of its directories, as mkdir gives.
+const (
+	Perm    = 0o666
+	DirPerm = 0o777
 )
 
 // Config says where a lake is and what makes it.
@@ -79,6 +96,7 @@ type Config struct {
 // runs until Close.
 type Lake struct {
 	cfg     Config
+	root    *os.Root // cfg.Dir: every path below it is opened within it
 	lock    *os.File
 	removed int
 }
@@ -109,14 +127,18 @@ func Open(cfg Config) (*Lake, error) {
 	if cfg.Signals == nil {
 		cfg.Signals = []string{}
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := os.MkdirAll(cfg.Dir, DirPerm); err != nil {
 		return nil, err
 	}
-	lock, err := lockLake(cfg.Dir)
+	root, err := os.OpenRoot(cfg.Dir)
 	if err != nil {
+		return nil, fmt.Errorf("lake: %w", err)
+	}
+	l := &Lake{cfg: cfg, root: root}
+	if l.lock, err = l.lockLake(); err != nil {
+		root.Close()
 		return nil, err
 	}
-	l := &Lake{cfg: cfg, lock: lock}
 	if err := l.open(); err != nil {
 		l.Close()
 		return nil, err
@@ -125,22 +147,37 @@ func Open(cfg Config) (*Lake, error) {
 }
 
 // lockLake opens the lake's lock file and locks it, writing this
-// process's ID into it; or names the process that holds it.
-func lockLake(dir string) (*os.File, error) {
-	name := filepath.Join(dir, LockName)
-	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
+// process's ID into it; or names the process that holds it. The lock
+// file is opened without following a symbolic link and must be a
+// regular file of one link (openLock): truncating it must never reach
+// another file.
+func (l *Lake) lockLake() (*os.File, error) {
+	dir, name := l.cfg.Dir, l.path(LockName)
+	f, err := openLock(l.root, LockName)
 	if err != nil {
+		if lerr := l.check(LockName, false); errors.Is(lerr, ErrLink) || errors.Is(lerr, ErrNotRegular) {
+			return nil, lerr
+		}
 		return nil, fmt.Errorf("lake: lock: %w", err)
 	}
-	if err := tryLock(f); err != nil {
+	if err := checkLock(f); err != nil {
 		f.Close()
+		return nil, fmt.Errorf("lake: lock %s: %w", name, err)
+	}
+	if err := tryLock(f); err != nil {
 		if errors.Is(err, ErrBusy) {
 			holder := ""
-			if b, _ := os.ReadFile(name); len(bytes.TrimSpace(b)) > 0 {
-				holder = " by process " + string(bytes.TrimSpace(b))
+			b := make([]byte, 32)
+			n, _ := f.ReadAt(b, 0)
+			// Only a process ID is quoted: the file is the lake's, and
+			// anyone who writes the lake may write it.
+			if pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:n]))); err == nil && pid > 0 {
+				holder = " by process " + strconv.Itoa(pid)
 			}
+			f.Close()
 			return nil, fmt.Errorf("%w: %s (its %s is locked%s)", ErrBusy, dir, LockName, holder)
 		}
+		f.Close()
 		return nil, fmt.Errorf("lake: lock %s: %w", name, err)
 	}
 	if err := f.Truncate(0); err == nil {
@@ -154,8 +191,8 @@ func lockLake(dir string) (*os.File, error) {
 func (l *Lake) open() error {
 	cfg := l.cfg
 	want := marker{Format: 1, DBC: cfg.DBC, Signals: cfg.Signals}
-	name := filepath.Join(cfg.Dir, MarkerName)
-	b, err := os.ReadFile(name)
+	name := l.path(MarkerName)
+	b, err := l.readFile(MarkerName, 1<<20)
 	switch {
 	case err == nil:
 		var got marker
@@ -166,12 +203,12 @@ func (l *Lake) open() error {
 			return fmt.Errorf("%w: %s was made by dbc %s, signals %q; this run has dbc %s, signals %q",
 				ErrMixed, cfg.Dir, got.DBC, got.Signals, want.DBC, want.Signals)
 		}
-		l.removed, err = removeTemps(cfg.Dir)
+		l.removed, err = l.removeTemps()
 		return err
 	case !errors.Is(err, os.ErrNotExist):
 		return err
 	}
-	ents, err := os.ReadDir(cfg.Dir)
+	ents, err := l.readDir(".")
 	if err != nil {
 		return err
 	}
@@ -181,64 +218,73 @@ func (l *Lake) open() error {
 		}
 	}
 	b, _ = json.Marshal(want)
-	return renameio.WriteFile(name, append(b, '\n'), 0o644)
+	return l.writeFile(MarkerName, append(b, '\n'))
 }
 
 // removeTemps removes the temporary files of lake files
-// (.candec-*.tmp) in the partition directories under dir, and the
-// partition directories that leaves empty. It returns how many files
-// it removed.
-func removeTemps(dir string) (int, error) {
+// (.candec-*.tmp) in the partition directories, and the partition
+// directories that leaves empty. It returns how many files it removed.
+// A symbolic link in the lake's root, a message directory or a
+// partition is refused (ErrLink): Open sees every entry there anyway.
+func (l *Lake) removeTemps() (int, error) {
 	n := 0
-	msgs, err := subdirs(dir, "message=")
+	msgs, err := l.subdirs(".", "message=")
 	if err != nil {
 		return 0, err
 	}
 	for _, mdir := range msgs {
-		days, err := subdirs(mdir, "date=")
+		days, err := l.subdirs(mdir, "date=")
 		if err != nil {
 			return n, err
 		}
 		for _, ddir := range days {
-			k, err := removeTempFiles(ddir)
+			k, err := l.removeTempFiles(ddir)
 			if n += k; err != nil {
 				return n, err
 			}
-			os.Remove(ddir) // only if nothing is left in it
+			l.root.Remove(ddir) // only if nothing is left in it
 		}
-		os.Remove(mdir)
+		l.root.Remove(mdir)
 	}
 	return n, nil
 }
 
-// subdirs returns the directories in dir whose names start with prefix.
-func subdirs(dir, prefix string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
+// subdirs returns the directories in dir whose names start with
+// prefix; ErrLink for a symbolic link in dir, whatever its name.
+func (l *Lake) subdirs(dir, prefix string) ([]string, error) {
+	ents, err := l.readDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var dirs []string
 	for _, e := range ents {
-		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
-			dirs = append(dirs, filepath.Join(dir, e.Name()))
+		name := filepath.Join(dir, e.Name())
+		switch {
+		case e.Type()&fs.ModeSymlink != 0:
+			return nil, l.linkErr(name)
+		case e.IsDir() && strings.HasPrefix(e.Name(), prefix):
+			dirs = append(dirs, name)
 		}
 	}
 	return dirs, nil
 }
 
 // removeTempFiles removes the regular files of tempPattern in dir and
-// returns how many.
-func removeTempFiles(dir string) (int, error) {
-	ents, err := os.ReadDir(dir)
+// returns how many; ErrLink for a symbolic link in dir.
+func (l *Lake) removeTempFiles(dir string) (int, error) {
+	ents, err := l.readDir(dir)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, e := range ents {
+		if e.Type()&fs.ModeSymlink != 0 {
+			return n, l.linkErr(filepath.Join(dir, e.Name()))
+		}
 		if !e.Type().IsRegular() || !isTemp(e.Name()) {
 			continue
 		}
-		switch err := os.Remove(filepath.Join(dir, e.Name())); {
+		switch err := l.root.Remove(filepath.Join(dir, e.Name())); {
 		case err == nil:
 			n++
 		case !errors.Is(err, os.ErrNotExist):
@@ -248,7 +294,7 @@ func removeTempFiles(dir string) (int, error) {
 	return n, nil
 }
 
-// tempPattern names a lake file being written (os.CreateTemp).
+// tempPattern names a lake file being written (createTemp).
 const tempPattern = ".candec-*.tmp"
 
 // isTemp reports whether name is one of tempPattern.
@@ -272,6 +318,7 @@ func (l *Lake) Close() error {
 	l.lock.Truncate(0)
 	err := l.lock.Close() // which drops the lock
 	l.lock = nil
+	l.root.Close()
 	return err
 }
 
@@ -400,14 +447,15 @@ func (w *Writer) layout(m *dbc.Message) *layout {
 type table struct {
 	key   tableKey
 	lo    *layout
-	dir   string // the partition directory
+	dir   string // the partition directory, relative to the lake's
+	tmp   *os.File
+	tname string // tmp's name, relative to the lake's
 	n     int    // rows buffered
 	time  int64s
 	id    int64s
 	sa    int64s
 	oor   lists // the columns of the values out of range
 	vals  []sigCol
-	tmp   *os.File
 	out   *bufio.Writer
 	pw    *parquet.Writer
 	wrote bool
@@ -434,7 +482,7 @@ func (w *Writer) table(m *dbc.Message, bus string, t int64) *table {
 	if !ok {
 		lo := w.layout(m)
 		date := time.Unix(0, day*dayNanos).UTC().Format("2006-01-02")
-		dir := filepath.Join(w.lake.cfg.Dir, "message="+escape(m.Name), "date="+date)
+		dir := filepath.Join("message="+escape(m.Name), "date="+date)
 		if idle := w.idle[m]; len(idle) > 0 {
 			tb, w.idle[m] = idle[len(idle)-1], idle[:len(idle)-1]
 			tb.key, tb.dir, tb.wrote = k, dir, false
@@ -535,14 +583,14 @@ func (w *Writer) flush(tb *table) error {
 		return nil
 	}
 	if tb.tmp == nil {
-		if err := os.MkdirAll(tb.dir, 0o755); err != nil {
+		if err := w.lake.mkdirs(tb.dir); err != nil {
 			return err
 		}
-		f, err := os.CreateTemp(tb.dir, tempPattern)
+		f, name, err := w.lake.createTemp(tb.dir)
 		if err != nil {
 			return err
 		}
-		tb.tmp = f
+		tb.tmp, tb.tname = f, name
 		if tb.pw == nil {
 			tb.out = bufio.NewWriterSize(f, 32<<10)
 			tb.pw = parquet.NewWriter(tb.out, tb.lo.schema, parquet.Compression(codec))
@@ -666,8 +714,13 @@ func (w *Writer) Commit(input string) error {
 	}
 	for _, tb := range w.order {
 		name := filepath.Join(tb.dir, escape(tb.key.bus)+"-"+input+".parquet")
-		if err := os.Rename(tb.tmp.Name(), name); err != nil {
+		// The rename would replace a link or a pipe there, not follow
+		// it; but the lake never made one, so it is refused, named.
+		if err := w.lake.check(name, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
+		}
+		if err := w.lake.root.Rename(tb.tname, name); err != nil {
+			return fmt.Errorf("lake: %w", err)
 		}
 		tb.tmp = nil
 		w.files++
@@ -683,7 +736,7 @@ func (w *Writer) Abort() {
 	for _, tb := range w.order {
 		if tb.tmp != nil {
 			tb.tmp.Close()
-			os.Remove(tb.tmp.Name())
+			w.lake.root.Remove(tb.tname)
 		}
 	}
 	w.order, w.tables, w.last, w.buffered = nil, map[tableKey]*table{}, nil, 0
@@ -705,4 +758,130 @@ func escape(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// path is rel's path for a message: the lake's directory joined.
+func (l *Lake) path(rel string) string { return filepath.Join(l.cfg.Dir, rel) }
+
+// linkErr is the ErrLink of rel.
+func (l *Lake) linkErr(rel string) error {
+	return fmt.Errorf("%w: %s (a lake holds none: remove it)", ErrLink, l.path(rel))
+}
+
+// check returns nil when rel, in the lake, is a directory (dir) or a
+// regular file (!dir); ErrLink for a symbolic link, ErrNotRegular (or
+// an error naming what it is) for anything else, and the Lstat's
+// error, fs.ErrNotExist among them, when there is nothing. It is a
+// check for a clear message: a race that replaces rel after it cannot
+// lead outside the lake, as every path is opened in l.root.
+func (l *Lake) check(rel string, dir bool) error {
+	fi, err := l.root.Lstat(rel)
+	switch {
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return l.linkErr(rel)
+	case dir && !fi.IsDir():
+		return fmt.Errorf("lake: %s is not a directory", l.path(rel))
+	case !dir && !fi.Mode().IsRegular():
+		return fmt.Errorf("%w: %s (%s)", ErrNotRegular, l.path(rel), fi.Mode().Type())
+	}
+	return nil
+}
+
+// readDir lists rel, a directory in the lake.
+func (l *Lake) readDir(rel string) ([]fs.DirEntry, error) {
+	d, err := l.root.Open(rel)
+	if err != nil {
+		return nil, fmt.Errorf("lake: %w", err)
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("lake: %s: %w", l.path(rel), err)
+	}
+	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return ents, nil
+}
+
+// readFile reads rel, a regular file of the lake of at most limit
+// bytes. It is opened without waiting (a named pipe planted there must
+// not block the run) and checked to be a regular file once open.
+func (l *Lake) readFile(rel string, limit int64) ([]byte, error) {
+	if err := l.check(rel, false); err != nil {
+		return nil, err
+	}
+	f, err := l.root.OpenFile(rel, os.O_RDONLY|oNonblock, 0)
+	if err != nil {
+		return nil, fmt.Errorf("lake: %w", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%w: %s", ErrNotRegular, l.path(rel))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("lake: %s: %w", l.path(rel), err)
+	case int64(len(b)) > limit:
+		return nil, fmt.Errorf("lake: %s: longer than %d bytes", l.path(rel), limit)
+	}
+	return b, nil
+}
+
+// writeFile writes rel whole: under a temporary name, synced, then
+// renamed over it.
+func (l *Lake) writeFile(rel string, b []byte) error {
+	f, tmp, err := l.createTemp(filepath.Dir(rel))
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = l.root.Rename(tmp, rel)
+	}
+	if err != nil {
+		l.root.Remove(tmp)
+		return fmt.Errorf("lake: %w", err)
+	}
+	return nil
+}
+
+// mkdirs makes the directories of rel in the lake, refusing any of
+// them that is a symbolic link (ErrLink) or no directory.
+func (l *Lake) mkdirs(rel string) error {
+	p := ""
+	for _, el := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
+		p = filepath.Join(p, el)
+		if err := l.root.Mkdir(p, DirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("lake: %w", err)
+		}
+		if err := l.check(p, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// createTemp creates a new file of tempPattern in dir, a directory of
+// the lake, with mode Perm less the umask. O_EXCL makes it a file of
+// its own: never a link or a pipe planted at its name.
+func (l *Lake) createTemp(dir string) (*os.File, string, error) {
+	for range 100 {
+		name := filepath.Join(dir, strings.Replace(tempPattern, "*", strconv.FormatUint(rand.Uint64(), 36), 1))
+		f, err := l.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, Perm)
+		if err == nil {
+			return f, name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return nil, "", fmt.Errorf("lake: %w", err)
+		}
+	}
+	return nil, "", fmt.Errorf("lake: no free temporary name in %s", l.path(dir))
 }

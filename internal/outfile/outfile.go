@@ -14,6 +14,11 @@ import (
 // ErrSameFile is returned by Create when the output is one of the inputs.
 var ErrSameFile = errors.New("outfile: the output is an input")
 
+// Perm is the mode a new output file is created with, less the umask, as
+// os.Create and a shell's redirection give: 0644 under the common umask
+// 022, 0664 under 002. A file that exists keeps its mode.
+const Perm = 0o666
+
 // File is an output being written. Write to it, then Commit; Abort (safe to
 // defer after Commit) discards an uncommitted output.
 type File struct {
@@ -21,6 +26,7 @@ type File struct {
 	w       io.Writer
 	pending *renameio.PendingFile // regular files: written aside, renamed on Commit
 	direct  *os.File              // devices and pipes: written in place
+	err     error                 // the first write error
 	done    bool
 }
 
@@ -41,7 +47,7 @@ func Create(name string, stdout io.Writer, inputs ...string) (*File, error) {
 		if fi.IsDir() {
 			return nil, fmt.Errorf("outfile: %s is a directory", name)
 		}
-		f, err := os.OpenFile(name, os.O_WRONLY, 0)
+		f, err := openDirect(name, fi)
 		if err != nil {
 			return nil, err
 		}
@@ -51,7 +57,7 @@ func Create(name string, stdout io.Writer, inputs ...string) (*File, error) {
 	}
 	opts := []renameio.Option{
 		renameio.WithTempDir(filepath.Dir(name)),
-		renameio.WithPermissions(0o644),
+		renameio.WithPermissions(Perm),
 		renameio.WithExistingPermissions(),
 	}
 	p, err := renameio.NewPendingFile(name, opts...)
@@ -101,14 +107,43 @@ func createError(name string, err error) error {
 // Name is the output's name ("-" for standard output).
 func (f *File) Name() string { return f.name }
 
-// Write writes to the output (the temporary file for a regular file).
-func (f *File) Write(p []byte) (int, error) { return f.w.Write(p) }
+// Write writes to the output (the temporary file for a regular file). Its
+// error names the output, not the temporary file, and is kept: every
+// later Write and Commit return it.
+func (f *File) Write(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
+	n, err := f.w.Write(p)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // its path is the temporary file's
+		}
+		name := f.name
+		if name == "-" {
+			name = "standard output"
+		}
+		f.err = fmt.Errorf("outfile: write %s: %w", name, err)
+	}
+	return n, f.err
+}
+
+// Err returns the first error of Write, nil if there was none: a
+// command tells by it a failed output from a bad input.
+func (f *File) Err() error { return f.err }
 
 // Commit makes the output visible: a regular file is synced and renamed
-// over name. It is an error to write after Commit.
+// over name. After a failed Write it commits nothing, as Abort, and
+// returns that error: a file cut short never replaces a whole one. It is
+// an error to write after Commit.
 func (f *File) Commit() error {
 	if f.done {
-		return nil
+		return f.err
+	}
+	if f.err != nil {
+		f.Abort()
+		return f.err
 	}
 	f.done = true
 	switch {
