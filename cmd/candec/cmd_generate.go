@@ -49,7 +49,7 @@ func runGenerate(ctx context.Context, e env, args []string) error {
 	if err := d.Validate(); err != nil {
 		return &exitError{2, fmt.Errorf("generate: %w", err)}
 	}
-	db, err := dbc.Load(splitList(*dbcs)...)
+	db, err := dbc.LoadContext(ctx, splitList(*dbcs)...)
 	if err != nil {
 		return err
 	}

@@ -43,13 +43,13 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	if err := outfile.CheckNotInput(*out, inputs...); err != nil {
 		return &exitError{2, fmt.Errorf("plot: %w", err)}
 	}
-	db, err := dbc.Load(dbcFiles...)
+	db, err := dbc.LoadContext(ctx, dbcFiles...)
 	if err != nil {
 		return err
 	}
 	cfg := plot.Config{DB: db, Signals: *signals}
 	if *policy != "" {
-		if cfg.Policy, err = pipeline.LoadPolicy(*policy); err != nil {
+		if cfg.Policy, err = pipeline.LoadPolicyContext(ctx, *policy); err != nil {
 			return err
 		}
 	}

@@ -38,7 +38,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := dbc.Load(cfg.DBC...)
+	db, err := dbc.LoadContext(ctx, cfg.DBC...)
 	if err != nil {
 		if w := cfg.Where("dbc"); w != "" {
 			// Name the config file (or variable, or flag) that gave it.

@@ -62,13 +62,13 @@ func runTune(ctx context.Context, e env, args []string) error {
 			return &exitError{2, fmt.Errorf("tune: %w", err)}
 		}
 	}
-	db, err := dbc.Load(dbcFiles...)
+	db, err := dbc.LoadContext(ctx, dbcFiles...)
 	if err != nil {
 		return err
 	}
 	var pol *pipeline.PolicyFile
 	if *policy != "" {
-		if pol, err = pipeline.LoadPolicy(*policy); err != nil {
+		if pol, err = pipeline.LoadPolicyContext(ctx, *policy); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package lake
 
 import (
 	"bufio"
+	"context"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -21,6 +22,7 @@ import (
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/readfile"
 )
 
 // DefaultMemoryBytes bounds the rows one Writer buffers, over all its
@@ -155,7 +157,9 @@ func (l *Lake) open() error {
 	cfg := l.cfg
 	want := marker{Format: 1, DBC: cfg.DBC, Signals: cfg.Signals}
 	name := filepath.Join(cfg.Dir, MarkerName)
-	b, err := os.ReadFile(name)
+	// A marker is some hundred bytes; a FIFO or a huge file put in its
+	// place is refused.
+	b, err := readfile.Read(context.Background(), name, 1<<20)
 	switch {
 	case err == nil:
 		var got marker
