@@ -57,7 +57,7 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	if _, err := plot.Match(db, *signals); err != nil {
 		return &exitError{2, err}
 	}
-	in, err := capture.Open(fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
+	in, err := capture.OpenContext(ctx, fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}

@@ -72,7 +72,7 @@ func runTune(ctx context.Context, e env, args []string) error {
 			return err
 		}
 	}
-	in, err := capture.Open(fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
+	in, err := capture.OpenContext(ctx, fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}

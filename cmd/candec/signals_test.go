@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/internal/child"
@@ -209,5 +210,64 @@ func TestRunSIGHUPDuringStart(t *testing.T) {
 	sendSignal(t, p, syscall.SIGTERM)
 	if code := exitOf(t, p, promptly, stderr); code != 0 {
 		t.Fatalf("got exit status %d after SIGTERM, want 0\n%s", code, stderr.String())
+	}
+}
+
+// unread returns how many bytes wait in the pipe whose write end is w.
+func unread(t *testing.T, w *os.File) int {
+	t.Helper()
+	var n int32
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, w.Fd(), syscall.TIOCINQ, uintptr(unsafe.Pointer(&n))); errno != 0 {
+		t.Fatalf("FIONREAD: %v", errno)
+	}
+	return int(n)
+}
+
+// TestSilentPipeStopsOnSignal: every command that reads a capture from a
+// pipe stops at once on SIGTERM and on SIGINT while the pipe is silent
+// (its writer open, sending nothing), with a non-zero exit status, not
+// killed by the signal and not exit 0. Each runs as a real process; the
+// signal goes once it has read the one line the pipe sent, so it is
+// waiting on the pipe.
+func TestSilentPipeStopsOnSignal(t *testing.T) {
+	b := brokertest.Start(t)
+	dir := t.TempDir()
+	commands := []struct {
+		name string
+		args []string
+	}{
+		{"convert", []string{"convert", "-", filepath.Join(dir, "out.log")}},
+		{"replay", []string{"replay", "--broker", b.URL, "-"}},
+		{"tune", []string{"tune", "--dbc", yukartDBC, "-"}},
+		{"plot", []string{"plot", "--dbc", yukartDBC, "--signals", "*", "-o", filepath.Join(dir, "plot.svg"), "-"}},
+		{"decode", []string{"decode", "--dbc", yukartDBC, "-"}},
+	}
+	for _, c := range commands {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+			t.Run(c.name+" "+sig.String(), func(t *testing.T) {
+				pr, pw, err := os.Pipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer pw.Close()
+				p, stderr := startCandec(t, pr, c.args...)
+				pr.Close()
+				if _, err := pw.WriteString("(1.000000) can0 0A0#0102030405060708\n"); err != nil {
+					t.Fatal(err)
+				}
+				deadline := time.Now().Add(promptly)
+				for unread(t, pw) > 0 {
+					if time.Now().After(deadline) {
+						t.Fatalf("%s did not read its standard input within %v\n%s", c.name, promptly, stderr.String())
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+				sendSignal(t, p, sig)
+				code := exitOf(t, p, promptly, stderr)
+				if code <= 0 {
+					t.Fatalf("%s on %v while its pipe is silent: got exit status %d (-1: killed by the signal), want a non-zero status\n%s", c.name, sig, code, stderr.String())
+				}
+			})
+		}
 	}
 }

@@ -271,7 +271,7 @@ func Run(ctx context.Context, o Options) error {
 		case <-gctx.Done():
 			return nil
 		}
-		open := replay.OpenFile(capPath, capture.Options{})
+		open := replay.OpenFile(gctx, capPath, capture.Options{})
 		pub := mqttclient.NewPublisher(bridge, cfg.RawTopic, 0, false, "")
 		_, err := replay.Run(gctx, open, pub, replay.Options{Speed: o.Speed, Loop: true})
 		return err
