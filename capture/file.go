@@ -43,7 +43,7 @@ func OpenContext(ctx context.Context, name string, opts Options) (*File, error) 
 			r = os.Stdin
 		}
 	} else {
-		f, err := openFile(ctx, name)
+		f, err := OpenFileContext(ctx, name)
 		if err != nil {
 			return nil, err
 		}
@@ -100,10 +100,11 @@ func (c *File) Close() error {
 	return c.f.Close()
 }
 
-// openFile opens name for reading. The open of a FIFO waits until a
-// writer opens it too; it goes in a goroutine of its own, left when ctx
-// ends (it closes the file if the open ever returns).
-func openFile(ctx context.Context, name string) (*os.File, error) {
+// OpenFileContext opens the file name for reading, as os.Open does,
+// for a reader that takes a FIFO as a live capture. The open of a FIFO
+// waits until a writer opens it too; it goes in a goroutine of its own,
+// left when ctx ends (which closes the file if the open ever returns).
+func OpenFileContext(ctx context.Context, name string) (*os.File, error) {
 	if fi, err := os.Stat(name); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
 		return os.Open(name)
 	}

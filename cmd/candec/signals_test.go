@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -226,48 +227,88 @@ func unread(t *testing.T, w *os.File) int {
 // TestSilentPipeStopsOnSignal: every command that reads a capture from a
 // pipe stops at once on SIGTERM and on SIGINT while the pipe is silent
 // (its writer open, sending nothing), with a non-zero exit status, not
-// killed by the signal and not exit 0. Each runs as a real process; the
-// signal goes once it has read the one line the pipe sent, so it is
-// waiting on the pipe.
+// killed by the signal and not exit 0: standard input from a pipe, and a
+// FIFO named as the capture. Each runs as a real process; the signal
+// goes once it has read the one line the pipe sent, so it is waiting on
+// the pipe.
 func TestSilentPipeStopsOnSignal(t *testing.T) {
 	b := brokertest.Start(t)
 	dir := t.TempDir()
 	commands := []struct {
 		name string
-		args []string
+		args []string // the capture is the last
 	}{
-		{"convert", []string{"convert", "-", filepath.Join(dir, "out.log")}},
-		{"replay", []string{"replay", "--broker", b.URL, "-"}},
-		{"tune", []string{"tune", "--dbc", yukartDBC, "-"}},
-		{"plot", []string{"plot", "--dbc", yukartDBC, "--signals", "*", "-o", filepath.Join(dir, "plot.svg"), "-"}},
-		{"decode", []string{"decode", "--dbc", yukartDBC, "-"}},
+		{"convert", []string{"convert", "CAPTURE", filepath.Join(dir, "out.log")}},
+		{"replay", []string{"replay", "--broker", b.URL, "CAPTURE"}},
+		{"tune", []string{"tune", "--dbc", yukartDBC, "CAPTURE"}},
+		{"plot", []string{"plot", "--dbc", yukartDBC, "--signals", "*", "-o", filepath.Join(dir, "plot.svg"), "CAPTURE"}},
+		{"decode", []string{"decode", "--dbc", yukartDBC, "CAPTURE"}},
 	}
 	for _, c := range commands {
-		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-			t.Run(c.name+" "+sig.String(), func(t *testing.T) {
-				pr, pw, err := os.Pipe()
-				if err != nil {
-					t.Fatal(err)
+		for _, fifo := range []bool{false, true} {
+			for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+				if fifo && sig == syscall.SIGINT {
+					continue // one signal is enough to show the FIFO is read the same way
 				}
-				defer pw.Close()
-				p, stderr := startCandec(t, pr, c.args...)
-				pr.Close()
-				if _, err := pw.WriteString("(1.000000) can0 0A0#0102030405060708\n"); err != nil {
-					t.Fatal(err)
+				input := "stdin"
+				if fifo {
+					input = "FIFO"
 				}
-				deadline := time.Now().Add(promptly)
-				for unread(t, pw) > 0 {
-					if time.Now().After(deadline) {
-						t.Fatalf("%s did not read its standard input within %v\n%s", c.name, promptly, stderr.String())
+				t.Run(c.name+" "+input+" "+sig.String(), func(t *testing.T) {
+					args := slices.Clone(c.args)
+					var p *child.Process
+					var stderr *syncBuffer
+					var pw *os.File
+					if fifo {
+						name := filepath.Join(t.TempDir(), "capture")
+						if err := syscall.Mkfifo(name, 0o600); err != nil {
+							t.Fatal(err)
+						}
+						args[slices.Index(args, "CAPTURE")] = name
+						p, stderr = startCandec(t, nil, args...)
+						// The open returns once candec has opened it too.
+						opened := make(chan error, 1)
+						go func() {
+							var err error
+							pw, err = os.OpenFile(name, os.O_WRONLY, 0)
+							opened <- err
+						}()
+						select {
+						case err := <-opened:
+							if err != nil {
+								t.Fatal(err)
+							}
+						case <-time.After(promptly):
+							t.Fatalf("%s did not open the FIFO within %v\n%s", c.name, promptly, stderr.String())
+						}
+					} else {
+						args[slices.Index(args, "CAPTURE")] = "-"
+						pr, w, err := os.Pipe()
+						if err != nil {
+							t.Fatal(err)
+						}
+						pw = w
+						p, stderr = startCandec(t, pr, args...)
+						pr.Close()
 					}
-					time.Sleep(5 * time.Millisecond)
-				}
-				sendSignal(t, p, sig)
-				code := exitOf(t, p, promptly, stderr)
-				if code <= 0 {
-					t.Fatalf("%s on %v while its pipe is silent: got exit status %d (-1: killed by the signal), want a non-zero status\n%s", c.name, sig, code, stderr.String())
-				}
-			})
+					defer pw.Close()
+					if _, err := pw.WriteString("(1.000000) can0 0A0#0102030405060708\n"); err != nil {
+						t.Fatal(err)
+					}
+					deadline := time.Now().Add(promptly)
+					for unread(t, pw) > 0 {
+						if time.Now().After(deadline) {
+							t.Fatalf("%s did not read its input within %v\n%s", c.name, promptly, stderr.String())
+						}
+						time.Sleep(5 * time.Millisecond)
+					}
+					sendSignal(t, p, sig)
+					code := exitOf(t, p, promptly, stderr)
+					if code <= 0 {
+						t.Fatalf("%s on %v while its %s is silent: got exit status %d (-1: killed by the signal), want a non-zero status\n%s", c.name, sig, input, code, stderr.String())
+					}
+				})
+			}
 		}
 	}
 }

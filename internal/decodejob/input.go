@@ -75,7 +75,7 @@ func openInput(ctx context.Context, stdin io.Reader, name string, idle func()) (
 	if name == "-" {
 		r = stdin
 	} else {
-		f, err := os.Open(name)
+		f, err := capture.OpenFileContext(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("decode: %w", err)
 		}
