@@ -44,6 +44,9 @@ func LoadContext(ctx context.Context, paths ...string) (*Database, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // the parse of a big file takes a while
+		}
 		files = append(files, f)
 	}
 	if err := checkMessages(files); err != nil {
