@@ -56,12 +56,20 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	if name == "-" && *loop {
 		return &exitError{2, errors.New("replay: --loop needs a file: standard input cannot be read twice")}
 	}
+	// A FIFO, like standard input, can be read only once.
+	fifo := false
+	if fi, err := os.Stat(name); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		fifo = true
+		if *loop {
+			return &exitError{2, fmt.Errorf("replay: --loop needs a file: the FIFO %s cannot be read twice", name)}
+		}
+	}
 	opts := capture.Options{SkipInvalid: *skip, Stdin: e.stdin}
 	open := replay.OpenFile(ctx, name, opts)
-	if name != "-" {
+	if name != "-" && !fifo {
 		// A capture that cannot be read is the first thing to say, before
 		// any connection. (Standard input is read once, when the replay
-		// starts.)
+		// starts, and so is a FIFO.)
 		f, err := capture.OpenContext(ctx, name, opts)
 		if err != nil {
 			return fmt.Errorf("replay: %w", err)

@@ -241,7 +241,7 @@ func TestSilentPipeStopsOnSignal(t *testing.T) {
 		{"convert", []string{"convert", "CAPTURE", filepath.Join(dir, "out.log")}},
 		{"replay", []string{"replay", "--broker", b.URL, "CAPTURE"}},
 		{"tune", []string{"tune", "--dbc", yukartDBC, "CAPTURE"}},
-		{"plot", []string{"plot", "--dbc", yukartDBC, "--signals", "*", "-o", filepath.Join(dir, "plot.svg"), "CAPTURE"}},
+		{"plot", []string{"plot", "--dbc", yukartDBC, "--signals", "MOT_*", "-o", filepath.Join(dir, "plot.svg"), "CAPTURE"}},
 		{"decode", []string{"decode", "--dbc", yukartDBC, "CAPTURE"}},
 	}
 	for _, c := range commands {
@@ -302,10 +302,18 @@ func TestSilentPipeStopsOnSignal(t *testing.T) {
 						}
 						time.Sleep(5 * time.Millisecond)
 					}
+					select {
+					case <-p.Exited():
+						t.Fatalf("%s exited (%v) before the signal\n%s", c.name, p.Err(), stderr.String())
+					default:
+					}
 					sendSignal(t, p, sig)
 					code := exitOf(t, p, promptly, stderr)
 					if code <= 0 {
 						t.Fatalf("%s on %v while its %s is silent: got exit status %d (-1: killed by the signal), want a non-zero status\n%s", c.name, sig, input, code, stderr.String())
+					}
+					if msg := stderr.String(); !strings.Contains(msg, "interrupted") && !strings.Contains(msg, "context canceled") {
+						t.Errorf("%s on %v: got %q on stderr, want it to say it was interrupted", c.name, sig, msg)
 					}
 				})
 			}
