@@ -55,6 +55,16 @@
 // what is wrong; with Options.SkipInvalid the Reader skips such lines and
 // counts them instead.
 //
+// # Live input
+//
+// A pipe, a FIFO or a terminal may keep a reader waiting for as long as
+// its writer likes. OpenContext reads such a source through a
+// LiveReader, so that the end of its context (a signal, in candec) ends
+// a wait at once, from the open of a FIFO that no writer has opened yet
+// to the last read; a regular file is read as it is. A program that
+// reads its input itself wraps it in NewLiveReader, whose idle hook says
+// when a read is about to wait.
+//
 // # Writing
 //
 // A Writer writes frames in the form candump writes them: 3 upper-case

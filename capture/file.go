@@ -1,8 +1,10 @@
 package capture
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -13,7 +15,8 @@ type File struct {
 	name   string
 	format string
 	size   int64
-	f      *os.File // nil for standard input, which Close leaves open
+	f      *os.File    // nil for standard input, which Close leaves open
+	live   *LiveReader // nil for a regular file
 }
 
 // Open opens the capture file name, or standard input for "-"
@@ -22,6 +25,16 @@ type File struct {
 // os error naming it; a directory is refused; content of no known format
 // is ErrFormat.
 func Open(name string, opts Options) (*File, error) {
+	return OpenContext(context.Background(), name, opts)
+}
+
+// OpenContext is Open, ended by ctx wherever a pipe could make it wait:
+// a source that is not a regular file (a pipe, a FIFO, a terminal, any
+// io.Reader given as Options.Stdin) is read through a LiveReader, so
+// that once ctx ends every read of it, from this one of the head to the
+// last, returns ctx's error; and the open of a FIFO, which waits for a
+// writer, ends with ctx too.
+func OpenContext(ctx context.Context, name string, opts Options) (*File, error) {
 	c := &File{name: name}
 	var r io.Reader
 	if name == "-" {
@@ -30,23 +43,23 @@ func Open(name string, opts Options) (*File, error) {
 			r = os.Stdin
 		}
 	} else {
-		f, err := os.Open(name)
+		f, err := OpenFileContext(ctx, name)
 		if err != nil {
 			return nil, err
 		}
 		c.f, r = f, f
 	}
-	if f, ok := r.(*os.File); ok {
+	f, fi, regular := isRegular(r)
+	switch {
+	case regular:
 		// Redirected from a file, standard input has a size too.
-		if fi, err := f.Stat(); err == nil {
-			switch {
-			case fi.IsDir():
-				c.Close()
-				return nil, fmt.Errorf("capture: %s is a directory, not a capture", c.shown())
-			case fi.Mode().IsRegular():
-				c.size = fi.Size()
-			}
-		}
+		c.size = fi.Size()
+	case f != nil && fi != nil && fi.IsDir():
+		c.Close()
+		return nil, fmt.Errorf("capture: %s is a directory, not a capture", c.shown())
+	default:
+		c.live = NewLiveReader(ctx, r, nil)
+		r = c.live
 	}
 	src, format, err := newSource(r, opts)
 	if err != nil {
@@ -78,8 +91,41 @@ func (c *File) Size() int64 { return c.size }
 
 // Close closes the file. It leaves standard input open.
 func (c *File) Close() error {
+	if c.live != nil {
+		c.live.Close()
+	}
 	if c.f == nil {
 		return nil
 	}
 	return c.f.Close()
+}
+
+// OpenFileContext opens the file name for reading, as os.Open does,
+// for a reader that takes a FIFO as a live capture. The open of a FIFO
+// waits until a writer opens it too; it goes in a goroutine of its own,
+// left when ctx ends (which closes the file if the open ever returns).
+func OpenFileContext(ctx context.Context, name string) (*os.File, error) {
+	if fi, err := os.Stat(name); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+		return os.Open(name)
+	}
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	oc := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(name)
+		oc <- opened{f, err}
+	}()
+	select {
+	case o := <-oc:
+		return o.f, o.err
+	case <-ctx.Done():
+		go func() {
+			if o := <-oc; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, fmt.Errorf("capture: %s: waiting for a writer: %w", name, ctx.Err())
+	}
 }

@@ -1,9 +1,16 @@
 package dbc
 
 import (
+	"context"
 	"fmt"
-	"os"
+
+	"github.com/yukart/candec/internal/readfile"
 )
+
+// MaxFileSize is the largest DBC file Load reads: 64 MiB. The largest
+// real DBC files are a few MiB; a bigger file is refused before it is
+// read, with an error naming it, its size and the limit.
+const MaxFileSize = 64 << 20
 
 // Load reads, parses and compiles DBC files into one Database. See
 // Parse and Compile for what is tolerated and what is an error.
@@ -17,16 +24,28 @@ import (
 // of nodes, value tables or attributes beside a file of messages is
 // fine. Parse itself accepts any snippet, for tools and tests that build
 // a file from parts.
+//
+// Each path must name a regular file of at most MaxFileSize bytes: a
+// FIFO, a device or a directory is refused without a read.
 func Load(paths ...string) (*Database, error) {
+	return LoadContext(context.Background(), paths...)
+}
+
+// LoadContext is Load, ended when ctx ends: between files, and while a
+// file is read.
+func LoadContext(ctx context.Context, paths ...string) (*Database, error) {
 	files := make([]*File, 0, len(paths))
 	for _, path := range paths {
-		src, err := os.ReadFile(path)
+		src, err := readfile.Read(ctx, path, MaxFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("dbc: %w", err)
 		}
 		f, err := Parse(path, src)
 		if err != nil {
 			return nil, err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err // the parse of a big file takes a while
 		}
 		files = append(files, f)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -16,6 +15,8 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/yukart/candec/internal/readfile"
 )
 
 // Defaults filled in by Config.AutopahoConfig.
@@ -257,13 +258,19 @@ func isTLS(u *url.URL) bool {
 	return false
 }
 
+// MaxPEMFileSize is the largest PEM file TLSConfig reads (a CA bundle,
+// a certificate, a key): 4 MiB, several times the largest public CA
+// bundle. A bigger file, or one that is not a regular file, is refused
+// unread.
+const MaxPEMFileSize = 4 << 20
+
 // TLSConfig builds a client TLS configuration from PEM files: caFile (the
 // system roots when empty), and a client certificate when certFile and
 // keyFile are given.
 func TLSConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, err := readfile.Read(context.Background(), caFile, MaxPEMFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("%w: CA file: %v", ErrTLS, err)
 		}
@@ -277,7 +284,15 @@ func TLSConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 		return nil, fmt.Errorf("%w: a client certificate needs both the certificate and the key file", ErrTLS)
 	}
 	if certFile != "" {
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		certPEM, err := readfile.Read(context.Background(), certFile, MaxPEMFileSize)
+		if err != nil {
+			return nil, fmt.Errorf("%w: client certificate: %v", ErrTLS, err)
+		}
+		keyPEM, err := readfile.Read(context.Background(), keyFile, MaxPEMFileSize)
+		if err != nil {
+			return nil, fmt.Errorf("%w: client key: %v", ErrTLS, err)
+		}
+		cert, err := tls.X509KeyPair(certPEM, keyPEM)
 		if err != nil {
 			return nil, fmt.Errorf("%w: client certificate %s, key %s: %v", ErrTLS, certFile, keyFile, err)
 		}

@@ -1,14 +1,15 @@
 package pipeline
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"math"
-	"os"
 	"path"
 	"time"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/readfile"
 )
 
 // Policy is the resolved policy of one signal.
@@ -49,10 +50,21 @@ type PolicyFile struct {
 // built-in one).
 func (p *PolicyFile) Name() string { return p.name }
 
+// MaxPolicySize is the largest policy file LoadPolicy reads: 4 MiB, some
+// 50,000 rules. A bigger file, or one that is not a regular file (a FIFO,
+// a device), is refused before it is read.
+const MaxPolicySize = 4 << 20
+
 // LoadPolicy reads a YAML policy file (see docs/policy.md). Errors name
 // the file, the line and the key.
 func LoadPolicy(path string) (*PolicyFile, error) {
-	data, err := os.ReadFile(path)
+	return LoadPolicyContext(context.Background(), path)
+}
+
+// LoadPolicyContext is LoadPolicy, ended when ctx ends while the file is
+// read.
+func LoadPolicyContext(ctx context.Context, path string) (*PolicyFile, error) {
+	data, err := readfile.Read(ctx, path, MaxPolicySize)
 	if err != nil {
 		return nil, fmt.Errorf("pipeline: load policy: %w", err)
 	}

@@ -1,11 +1,11 @@
 package service
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/internal/readfile"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/pipeline"
 )
@@ -363,6 +364,11 @@ func (fo *FlagOverrides) Overrides() []Override {
 	return fo.list
 }
 
+// MaxConfigSize is the largest config file LoadConfig reads: 1 MiB. A
+// bigger file, or one that is not a regular file (a FIFO, a device), is
+// refused before it is read.
+const MaxConfigSize = 1 << 20
+
 // LoadConfig builds the configuration: the defaults, then the YAML file
 // at path (when not empty), then each override in order (the
 // environment's, then the flags'), then Validate. Every error names the
@@ -371,7 +377,7 @@ func (fo *FlagOverrides) Overrides() []Override {
 func LoadConfig(path string, overrides ...[]Override) (Config, error) {
 	c := DefaultConfig()
 	if path != "" {
-		data, err := os.ReadFile(path)
+		data, err := readfile.Read(context.Background(), path, MaxConfigSize)
 		if err != nil {
 			return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)
 		}

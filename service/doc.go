@@ -115,7 +115,10 @@
 // signals one topic, leaves the running policy; the error line names the
 // file and line, and candec_policy_reloads_total{result="error"} counts
 // it. A good one logs "policy reloaded: N signals changed". Only the
-// policy file is read again, not the config.
+// policy file is read again, not the config. ReloadOn serves a channel
+// of signals: one that comes while a reload runs is logged and makes one
+// more reload, and the end of its context ends it, even while a read of
+// the file hangs, so a reload never holds up the shutdown.
 //
 // On shutdown (the context ends, on SIGINT or SIGTERM in `candec run`)
 // the engine decodes the batches already queued, flushes the values its

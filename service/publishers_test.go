@@ -42,7 +42,7 @@ func TestTwoPublishersOnRawTopic(t *testing.T) {
 			// The second starts a little later: its seq runs behind the
 			// first's.
 			time.Sleep(time.Duration(i) * 300 * time.Millisecond)
-			stats[i], errs[i] = replay.Run(ctx, replay.OpenFile("../testdata/idle.log", capture.Options{}), pub,
+			stats[i], errs[i] = replay.Run(ctx, replay.OpenFile(ctx, "../testdata/idle.log", capture.Options{}), pub,
 				replay.Options{Speed: 4})
 		})
 	}

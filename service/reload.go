@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -104,11 +107,28 @@ func (s *Service) ReloadPolicy(ctx context.Context) error {
 }
 
 // reloadPolicy reads the file here, off the engine goroutine, and hands
-// the parsed policy to it.
+// the parsed policy to it. The file is read in a goroutine of its own,
+// so that the end of ctx ends the wait even for a read that does not
+// return (a file system that hangs): a reload never holds up shutdown.
 func (s *Service) reloadPolicy(ctx context.Context) (pipeline.PolicyChanges, error) {
-	p, err := pipeline.LoadPolicy(s.cfg.Policy)
-	if err != nil {
-		return pipeline.PolicyChanges{}, err
+	type loaded struct {
+		p   *pipeline.PolicyFile
+		err error
+	}
+	lc := make(chan loaded, 1)
+	go func() {
+		p, err := pipeline.LoadPolicyContext(ctx, s.cfg.Policy)
+		lc <- loaded{p, err}
+	}()
+	var p *pipeline.PolicyFile
+	select {
+	case l := <-lc:
+		if l.err != nil {
+			return pipeline.PolicyChanges{}, l.err
+		}
+		p = l.p
+	case <-ctx.Done():
+		return pipeline.PolicyChanges{}, ctx.Err()
 	}
 	req := reloadReq{policy: p, done: make(chan reloadResult, 1)}
 	select {
@@ -133,4 +153,53 @@ func (s *Service) applyPolicy(r reloadReq) {
 	ch, err := s.engine.SetPolicies(r.policy)
 	s.syncStats()
 	r.done <- reloadResult{changes: ch, err: err}
+}
+
+// ReloadOn calls ReloadPolicy each time hup receives (`candec run`
+// passes SIGHUP), until ctx ends, and returns then without waiting for a
+// reload that is still reading. A reload runs apart from the receiving,
+// so no signal waits for one: a signal that comes while a reload runs is
+// logged, and one more reload follows the running one, reading the file
+// as it is then; however many come meanwhile, that one reload serves
+// them all.
+func (s *Service) ReloadOn(ctx context.Context, hup <-chan os.Signal) {
+	reloadOn(ctx, hup, s.log.Info, func() { _ = s.ReloadPolicy(ctx) })
+}
+
+// reloadOn is ReloadOn with the reload and the log as functions, for
+// tests.
+func reloadOn(ctx context.Context, hup <-chan os.Signal, info func(msg string, args ...any), reload func()) {
+	var (
+		wg      sync.WaitGroup
+		busy    atomic.Bool              // a reload runs
+		pending = make(chan struct{}, 1) // one reload asked for
+	)
+	defer wg.Wait()
+	wg.Go(func() {
+		for {
+			select {
+			case <-pending:
+				busy.Store(true)
+				reload()
+				busy.Store(false)
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	for {
+		select {
+		case sig := <-hup:
+			select {
+			case pending <- struct{}{}:
+				if busy.Load() {
+					info("policy reload asked for while one runs: the file is read again once it ends", "signal", sig.String())
+				}
+			default:
+				info("policy reload asked for while one runs and another waits: the waiting one serves both", "signal", sig.String())
+			}
+		case <-ctx.Done():
+			return
+		}
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,5 +146,78 @@ func TestReloadPolicyStates(t *testing.T) {
 	defer cancel()
 	if err := r.ReloadPolicy(ctx); !errors.Is(err, ErrStopped) {
 		t.Errorf("after Run returned: got %v, want ErrStopped", err)
+	}
+}
+
+// TestReloadOnCoalesces: signals that come while a reload runs are
+// logged, not dropped unseen, and together make one more reload; the end
+// of ctx ends ReloadOn while a reload is still stuck.
+func TestReloadOnCoalesces(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hup := make(chan os.Signal)
+	started := make(chan int)
+	release := make(chan struct{})
+	logged := make(chan string, 10)
+	info := func(msg string, _ ...any) { logged <- msg }
+	n := 0
+	reload := func() {
+		n++
+		started <- n
+		select {
+		case <-release:
+		case <-ctx.Done(): // a reload stuck until the end
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		reloadOn(ctx, hup, info, reload)
+		close(done)
+	}()
+	send := func() {
+		t.Helper()
+		select {
+		case hup <- syscall.SIGHUP:
+		case <-time.After(10 * time.Second):
+			t.Fatal("ReloadOn does not take a signal while a reload runs")
+		}
+	}
+	send()
+	if got := <-started; got != 1 {
+		t.Fatalf("got reload %d, want 1", got)
+	}
+	// Three more while the first runs: each is taken at once and logged.
+	send()
+	send()
+	send()
+	var got []string
+	for range 3 {
+		select {
+		case m := <-logged:
+			got = append(got, m)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("got log %q, want a line for each signal that came during the reload", got)
+		}
+	}
+	if !strings.Contains(got[0], "the file is read again once it ends") ||
+		!strings.Contains(got[1], "the waiting one serves both") || got[2] != got[1] {
+		t.Errorf("got log %q, want one line per signal that came during the reload", got)
+	}
+	release <- struct{}{}
+	if got := <-started; got != 2 {
+		t.Fatalf("got reload %d, want 2: one more for the signals that came meanwhile", got)
+	}
+	// The second reload is stuck; the end of ctx ends ReloadOn all the
+	// same.
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("ReloadOn did not return after its context ended")
+	}
+	select {
+	case got := <-started:
+		t.Errorf("got reload %d after the second, want none: three signals make one reload", got)
+	default:
 	}
 }

@@ -100,7 +100,7 @@ func testWindowStreamNoLoss(t *testing.T, url string) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pub := rawPublisher(t, url, "bridge-"+t.Name())
-	st, err := replay.Run(ctx, replay.OpenFile("../testdata/idle.log", capture.Options{}), pub,
+	st, err := replay.Run(ctx, replay.OpenFile(ctx, "../testdata/idle.log", capture.Options{}), pub,
 		replay.Options{Speed: speed, FirstSeq: 1})
 	if err != nil || st.Failed > 0 {
 		t.Fatalf("replay: %+v, %v", st, err)

@@ -2,10 +2,10 @@ package scenario
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -14,6 +14,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/yukart/candec/internal/readfile"
 	"github.com/yukart/candec/internal/termtext"
 )
 
@@ -183,9 +184,13 @@ type Profile struct {
 	Scenarios []string `yaml:"scenarios"`
 }
 
+// MaxFileSize is the largest scenarios file LoadFile reads: 1 MiB. A
+// bigger file, or one that is not a regular file, is refused unread.
+const MaxFileSize = 1 << 20
+
 // LoadFile reads and validates a scenarios file.
 func LoadFile(path string) (*File, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(context.Background(), path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("scenario: %w", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"strings"
 
@@ -34,11 +35,11 @@ func carDBCFiles(fs *flag.FlagSet, list []string) (files []string, builtIn bool)
 
 // loadCarDBC loads files, or the built-in copy of the car's DBC when
 // builtIn (see carDBCFiles). name is what was loaded, for messages.
-func loadCarDBC(files []string, builtIn bool) (db *dbc.Database, name string, err error) {
+func loadCarDBC(ctx context.Context, files []string, builtIn bool) (db *dbc.Database, name string, err error) {
 	if builtIn {
 		db, err := cardata.LoadDBC()
 		return db, cardata.DBCName, err
 	}
-	db, err = dbc.Load(files...)
+	db, err = dbc.LoadContext(ctx, files...)
 	return db, strings.Join(files, ","), err
 }

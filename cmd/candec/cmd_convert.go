@@ -26,7 +26,7 @@ func runConvert(ctx context.Context, e env, args []string) error {
 	in, out := fs.Arg(0), fs.Arg(1)
 	// The input is checked (and its format found) before the output is
 	// created; an output that is the input is refused.
-	src, err := capture.Open(in, capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
+	src, err := capture.OpenContext(ctx, in, capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("convert: %w", err)
 	}

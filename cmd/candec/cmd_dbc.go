@@ -12,7 +12,7 @@ import (
 // runDBC loads the DBC files given as arguments together, as the
 // decoder would, and describes the result; an invalid file ends it with
 // the error's position.
-func runDBC(_ context.Context, e env, args []string) error {
+func runDBC(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "dbc", "FILE…")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -20,7 +20,7 @@ func runDBC(_ context.Context, e env, args []string) error {
 	if err := checkArgs(fs, -1, "FILE"); err != nil {
 		return err
 	}
-	db, err := dbc.Load(fs.Args()...)
+	db, err := dbc.LoadContext(ctx, fs.Args()...)
 	if err != nil {
 		return err
 	}

@@ -49,7 +49,7 @@ func runGenerate(ctx context.Context, e env, args []string) error {
 		return &exitError{2, fmt.Errorf("generate: %w", err)}
 	}
 	inputs, builtIn := carDBCFiles(fs, splitList(*dbcs))
-	db, _, err := loadCarDBC(inputs, builtIn)
+	db, _, err := loadCarDBC(ctx, inputs, builtIn)
 	if err != nil {
 		return err
 	}

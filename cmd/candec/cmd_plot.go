@@ -42,13 +42,13 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	if err := outfile.CheckNotInput(*out, inputs...); err != nil {
 		return &exitError{2, fmt.Errorf("plot: -o: %w", err)}
 	}
-	db, _, err := loadCarDBC(dbcFiles, builtIn)
+	db, _, err := loadCarDBC(ctx, dbcFiles, builtIn)
 	if err != nil {
 		return err
 	}
 	cfg := plot.Config{DB: db, Signals: *signals}
 	if *policy != "" {
-		if cfg.Policy, err = pipeline.LoadPolicy(*policy); err != nil {
+		if cfg.Policy, err = pipeline.LoadPolicyContext(ctx, *policy); err != nil {
 			return err
 		}
 	}
@@ -56,7 +56,7 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	if _, err := plot.Match(db, *signals); err != nil {
 		return &exitError{2, err}
 	}
-	in, err := capture.Open(fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
+	in, err := capture.OpenContext(ctx, fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}

@@ -56,13 +56,21 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	if name == "-" && *loop {
 		return &exitError{2, errors.New("replay: --loop needs a file: standard input cannot be read twice")}
 	}
+	// A FIFO, like standard input, can be read only once.
+	fifo := false
+	if fi, err := os.Stat(name); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		fifo = true
+		if *loop {
+			return &exitError{2, fmt.Errorf("replay: --loop needs a file: the FIFO %s cannot be read twice", name)}
+		}
+	}
 	opts := capture.Options{SkipInvalid: *skip, Stdin: e.stdin}
-	open := replay.OpenFile(name, opts)
-	if name != "-" {
+	open := replay.OpenFile(ctx, name, opts)
+	if name != "-" && !fifo {
 		// A capture that cannot be read is the first thing to say, before
 		// any connection. (Standard input is read once, when the replay
-		// starts.)
-		f, err := capture.Open(name, opts)
+		// starts, and so is a FIFO.)
+		f, err := capture.OpenContext(ctx, name, opts)
 		if err != nil {
 			return fmt.Errorf("replay: %w", err)
 		}
@@ -140,6 +148,16 @@ func runReplay(ctx context.Context, e env, args []string) error {
 			fmt.Fprintf(e.stderr, "; skipped %s", replay.DescribeSkips(st.SkippedBy))
 		}
 		fmt.Fprintln(e.stderr)
+	}
+	if runErr == nil && ctx.Err() != nil && !*loop {
+		// A signal ended the replay before the capture did: what was
+		// read went out, but not the whole capture. (With --loop, a
+		// signal is the way to end.)
+		shown := name
+		if name == "-" {
+			shown = "stdin"
+		}
+		runErr = fmt.Errorf("replay: %s: interrupted after %d frames", shown, st.Frames)
 	}
 	if runErr == nil && st.Failed > 0 {
 		runErr = fmt.Errorf("replay: %d of %d batches failed to publish to %s (%d frames lost); last error: %s",

@@ -19,8 +19,15 @@ import (
 // runRun is `candec run`: configuration from --config FILE, CANDEC_*
 // variables and flags (see the service package for the keys), then the
 // service until SIGINT or SIGTERM. SIGHUP reads the policy file again
-// (service.ReloadPolicy): a bad one is logged and the running policy stays.
+// (service.ReloadOn): a bad one is logged and the running policy stays.
 func runRun(ctx context.Context, e env, args []string) error {
+	// SIGHUP is caught from the first instant: one that comes while the
+	// service starts (a big DBC takes a while) must not end it, as the
+	// signal's default would. It waits here, and the policy is read
+	// again once the service runs.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	fs := newFlags(e, "run", "[--config FILE] [flags]")
 	file := fs.String("config", os.Getenv(service.EnvConfig), "YAML config `file` (env "+service.EnvConfig+"); flags and CANDEC_* variables override it")
 	flags := service.RegisterFlags(fs)
@@ -38,7 +45,7 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := dbc.Load(cfg.DBC...)
+	db, err := dbc.LoadContext(ctx, cfg.DBC...)
 	if err != nil {
 		if w := cfg.Where("dbc"); w != "" {
 			// Name the config file (or variable, or flag) that gave it.
@@ -57,21 +64,10 @@ func runRun(ctx context.Context, e env, args []string) error {
 	}
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
 	hctx, stop := context.WithCancel(ctx)
 	defer stop()
-	wg.Go(func() {
-		for {
-			select {
-			case <-hup:
-				// ReloadPolicy logs the outcome; run goes on either way.
-				_ = svc.ReloadPolicy(hctx)
-			case <-hctx.Done():
-				return
-			}
-		}
-	})
+	// ReloadOn logs each outcome; run goes on either way, and its end is
+	// never held up by a reload.
+	wg.Go(func() { svc.ReloadOn(hctx, hup) })
 	return svc.Run(ctx)
 }

@@ -61,17 +61,17 @@ func runTune(ctx context.Context, e env, args []string) error {
 			return &exitError{2, fmt.Errorf("tune: --svg: %w", err)}
 		}
 	}
-	db, dbcName, err := loadCarDBC(dbcFiles, builtIn)
+	db, dbcName, err := loadCarDBC(ctx, dbcFiles, builtIn)
 	if err != nil {
 		return err
 	}
 	var pol *pipeline.PolicyFile
 	if *policy != "" {
-		if pol, err = pipeline.LoadPolicy(*policy); err != nil {
+		if pol, err = pipeline.LoadPolicyContext(ctx, *policy); err != nil {
 			return err
 		}
 	}
-	in, err := capture.Open(fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
+	in, err := capture.OpenContext(ctx, fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}

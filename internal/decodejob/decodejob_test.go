@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,31 +16,6 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var yukartDBC = filepath.Join("..", "..", "testdata", "yukart.dbc")
-
-// TestLiveReaderEndsWithContext: a read blocked on a pipe whose writer
-// sends nothing returns when the context ends, after the output was
-// flushed (idle), and stop lets the reading goroutine go.
-func TestLiveReaderEndsWithContext(t *testing.T) {
-	pr, pw := io.Pipe()
-	defer pw.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	idle := 0
-	lr := newLiveReader(ctx, pr, func() { idle++ })
-	defer lr.stop()
-	go func() {
-		pw.Write([]byte("abc"))
-		time.Sleep(20 * time.Millisecond)
-		cancel()
-	}()
-	got, err := io.ReadAll(lr)
-	if string(got) != "abc" || !errors.Is(err, context.Canceled) {
-		t.Errorf("got %q, %v; want \"abc\", context.Canceled", got, err)
-	}
-	if idle == 0 {
-		t.Error("idle was never called before waiting on the pipe")
-	}
-	pw.CloseWithError(io.ErrClosedPipe) // the blocked Read of the source returns
-}
 
 // TestDBCsHash: the lake's DBC identity changes with the files'
 // contents and with which interface a file decodes, not with the order

@@ -7,11 +7,12 @@ import (
 	"os"
 	"time"
 
+	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/internal/progress"
 )
 
 // input is the capture being decoded: a regular file read directly, or
-// a pipe, FIFO or terminal read through a liveReader.
+// a pipe, FIFO or terminal read through a capture.LiveReader.
 type input struct {
 	r     io.Reader
 	f     *os.File // the regular file, or nil
@@ -63,8 +64,8 @@ func (s *seekFile) Seek(offset int64, whence int) (int64, error) {
 
 // openInput opens a capture file, or stdin for "-". A source that is not
 // a regular file (a pipe, a FIFO, a terminal) may block for as long as
-// its writer likes, so it is read through a liveReader: idle (if not
-// nil) is called before each wait for more input, and the end of ctx
+// its writer likes, so it is read through a capture.LiveReader: idle (if
+// not nil) is called before each wait for more input, and the end of ctx
 // ends a blocked read.
 func openInput(ctx context.Context, stdin io.Reader, name string, idle func()) (*input, error) {
 	var (
@@ -74,7 +75,7 @@ func openInput(ctx context.Context, stdin io.Reader, name string, idle func()) (
 	if name == "-" {
 		r = stdin
 	} else {
-		f, err := os.Open(name)
+		f, err := capture.OpenFileContext(ctx, name)
 		if err != nil {
 			return nil, fmt.Errorf("decode: %w", err)
 		}
@@ -90,106 +91,8 @@ func openInput(ctx context.Context, stdin io.Reader, name string, idle func()) (
 			return &input{r: f, f: f, size: fi.Size(), close: close}, nil
 		}
 	}
-	lr := newLiveReader(ctx, r, idle)
-	return &input{r: lr, close: func() { lr.stop(); close() }}, nil
-}
-
-// liveReader reads r in a goroutine of its own, so that a read blocked
-// on a pipe can be left when ctx ends (a read of stdin cannot be
-// interrupted otherwise), and so that the reader knows when it would
-// block: then it calls idle, which flushes the output decoded so far to
-// whoever is reading it live.
-type liveReader struct {
-	ctx   context.Context
-	idle  func()
-	data  chan []byte // filled buffers; closed after the last one
-	free  chan []byte // emptied buffers, back to the reading goroutine
-	done  chan struct{}
-	cur   []byte // what is left of the buffer being read
-	whole []byte // cur's buffer, returned to free once read
-	err   error  // the source's error, after the last buffer
-	errc  chan error
-}
-
-func newLiveReader(ctx context.Context, r io.Reader, idle func()) *liveReader {
-	lr := &liveReader{ctx: ctx, idle: idle, data: make(chan []byte), free: make(chan []byte, 2),
-		done: make(chan struct{}), errc: make(chan error, 1)}
-	lr.free <- make([]byte, 32<<10)
-	lr.free <- make([]byte, 32<<10)
-	go func() {
-		defer close(lr.data)
-		for {
-			var buf []byte
-			select {
-			case buf = <-lr.free:
-			case <-lr.done:
-				return
-			}
-			n, err := r.Read(buf[:cap(buf)])
-			if n > 0 {
-				select {
-				case lr.data <- buf[:n]:
-				case <-lr.done:
-					return
-				}
-			} else {
-				lr.free <- buf
-			}
-			if err != nil {
-				lr.errc <- err
-				return
-			}
-		}
-	}()
-	return lr
-}
-
-func (lr *liveReader) Read(p []byte) (int, error) {
-	if len(lr.cur) == 0 {
-		if lr.whole != nil {
-			lr.free <- lr.whole
-			lr.whole = nil
-		}
-		if lr.err != nil {
-			return 0, lr.err
-		}
-		var (
-			buf []byte
-			ok  bool
-		)
-		select {
-		case buf, ok = <-lr.data:
-		default:
-			// Nothing to read now: the writer is slow, and whoever
-			// reads the output should see what was decoded so far.
-			if lr.idle != nil {
-				lr.idle()
-			}
-			select {
-			case buf, ok = <-lr.data:
-			case <-lr.ctx.Done():
-				return 0, lr.ctx.Err()
-			}
-		}
-		if !ok {
-			lr.err = <-lr.errc
-			return 0, lr.err
-		}
-		lr.cur, lr.whole = buf, buf
-	}
-	n := copy(p, lr.cur)
-	lr.cur = lr.cur[n:]
-	return n, nil
-}
-
-// stop lets the reading goroutine end; one blocked in a read of the
-// source ends when that read returns.
-func (lr *liveReader) stop() {
-	select {
-	case <-lr.done:
-	default:
-		close(lr.done)
-	}
+	lr := capture.NewLiveReader(ctx, r, idle)
+	return &input{r: lr, close: func() { lr.Close(); close() }}, nil
 }
 
 // decodeProgress shows a progress line on a terminal stderr once a decode

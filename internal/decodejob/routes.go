@@ -1,16 +1,17 @@
 package decodejob
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/internal/readfile"
 	"github.com/yukart/candec/internal/termtext"
 )
 
@@ -38,7 +39,7 @@ func (d DBCs) Hash() (string, error) {
 	add := func(label string, files []string) error {
 		fmt.Fprintf(h, "%s\x00%d\x00", label, len(files))
 		for _, f := range files {
-			b, err := os.ReadFile(f)
+			b, err := readfile.Read(context.Background(), f, dbc.MaxFileSize)
 			if err != nil {
 				return fmt.Errorf("decode: %w", err)
 			}

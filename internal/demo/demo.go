@@ -162,7 +162,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	// A capture that cannot be read is said before anything starts.
-	open := replay.OpenFile(capPath, capture.Options{})
+	open := replay.OpenFile(ctx, capPath, capture.Options{})
 	if builtInCapture {
 		data, err := cardata.Capture()
 		if err != nil {

@@ -18,6 +18,10 @@
 //	                                   and results
 //	deploy, docs, examples, testdata   no Go code
 //
+//	internal/readfile                  shared: every package may import
+//	                                   it; it imports only the standard
+//	                                   library
+//
 // Non-test code of a library or of service never imports internal/,
 // benchmarks/ or cmd/; a library never imports service. Tests of a
 // library or of service may use internal/ helpers (a real mosquitto, the

@@ -18,6 +18,11 @@ const module = "github.com/yukart/candec"
 // libraries are the top-level packages another Go program may import.
 var libraries = []string{"frame", "dbc", "decoder", "capture", "rawbatch", "envelope", "pipeline", "mqttclient"}
 
+// shared are the internal packages every package may import: leaves
+// that import nothing of the module (only the standard library), for
+// what the libraries and the service need too.
+var shared = []string{"internal/readfile"}
+
 // topLevel lists every folder the repository's top level may have.
 var topLevel = append([]string{"service", "cmd", "internal", "benchmarks", "deploy", "docs", "examples", "testdata"}, libraries...)
 
@@ -33,6 +38,8 @@ func tier(rel string) string {
 	switch {
 	case slices.Contains(libraries, rel):
 		return "library"
+	case slices.Contains(shared, rel):
+		return "shared"
 	case rel == "service":
 		return "service"
 	case rel == "cmd" || strings.HasPrefix(rel, "cmd/"):
@@ -48,7 +55,12 @@ func tier(rel string) string {
 // allowed says whether a package of tier from may import one of tier to,
 // in its own code or (test) in its tests.
 func allowed(from, to string, test bool) bool {
+	if to == "shared" {
+		return true
+	}
 	switch from {
+	case "shared":
+		return test && to == "internal"
 	case "library":
 		return to == "library" || test && to == "internal"
 	case "service":
@@ -145,6 +157,10 @@ func TestRuleCatchesBreaks(t *testing.T) {
 		{pkg{ImportPath: module + "/internal/demo", Imports: []string{module + "/service", module + "/benchmarks/report"}}, 0},
 		{pkg{ImportPath: module + "/cmd/candec", Imports: []string{module + "/internal/demo", module + "/benchmarks"}}, 0},
 		{pkg{ImportPath: module + "/stray", Imports: nil}, 1},
+		{pkg{ImportPath: module + "/dbc", Imports: []string{module + "/internal/readfile"}}, 0},
+		{pkg{ImportPath: module + "/service", Imports: []string{module + "/internal/readfile"}}, 0},
+		{pkg{ImportPath: module + "/internal/readfile", Imports: []string{module + "/frame"}}, 1},
+		{pkg{ImportPath: module + "/internal/readfile", Imports: []string{module + "/internal/numfmt"}}, 1},
 	}
 	for _, tt := range tests {
 		if got := violations([]pkg{tt.p}); len(got) != tt.want {

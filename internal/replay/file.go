@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -8,13 +9,14 @@ import (
 	"github.com/yukart/candec/frame"
 )
 
-// OpenFile returns an Opener that opens the capture at path (capture.Open:
-// "-" is opts.Stdin, the format is read from the content) afresh for
-// each pass. The source is a *capture.File, which Run closes after the
-// pass, whose read errors start with path.
-func OpenFile(path string, opts capture.Options) Opener {
+// OpenFile returns an Opener that opens the capture at path
+// (capture.OpenContext: "-" is opts.Stdin, the format is read from the
+// content) afresh for each pass. The source is a *capture.File, which
+// Run closes after the pass, whose read errors start with path. A read
+// of a pipe that waits ends when ctx ends.
+func OpenFile(ctx context.Context, path string, opts capture.Options) Opener {
 	return func() (capture.Source, error) {
-		f, err := capture.Open(path, opts)
+		f, err := capture.OpenContext(ctx, path, opts)
 		if err != nil {
 			return nil, err
 		}

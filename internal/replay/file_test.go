@@ -20,7 +20,7 @@ func TestOpenFile(t *testing.T) {
 	if err := os.WriteFile(path, []byte("(1.000000) can0 123#01\n(1.010000) can0 124#02\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	open := OpenFile(path, capture.Options{})
+	open := OpenFile(context.Background(), path, capture.Options{})
 	for pass := range 2 {
 		src, err := open()
 		if err != nil {
@@ -52,17 +52,17 @@ func TestOpenFile(t *testing.T) {
 			t.Error("second Close succeeded: the file was not closed by the first")
 		}
 	}
-	if _, err := OpenFile(filepath.Join(t.TempDir(), "none.log"), capture.Options{})(); !errors.Is(err, os.ErrNotExist) {
+	if _, err := OpenFile(context.Background(), filepath.Join(t.TempDir(), "none.log"), capture.Options{})(); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: got %v, want it not to exist", err)
 	}
-	if _, err := OpenFile(t.TempDir(), capture.Options{})(); err == nil || !strings.Contains(err.Error(), "is a directory") {
+	if _, err := OpenFile(context.Background(), t.TempDir(), capture.Options{})(); err == nil || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("directory: got %v, want it refused", err)
 	}
 }
 
 // TestOpenFileStdin: "-" reads the capture options' Stdin.
 func TestOpenFileStdin(t *testing.T) {
-	src, err := OpenFile("-", capture.Options{Stdin: strings.NewReader("(1.000000) can0 123#01\n")})()
+	src, err := OpenFile(context.Background(), "-", capture.Options{Stdin: strings.NewReader("(1.000000) can0 123#01\n")})()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestOpenFileStdin(t *testing.T) {
 	if err := src.Next(&f); err != nil || f.ID != 0x123 {
 		t.Errorf("got %+v, %v, want the frame of stdin", f, err)
 	}
-	if _, err := OpenFile("-", capture.Options{Stdin: strings.NewReader("hello\n")})(); !errors.Is(err, capture.ErrFormat) {
+	if _, err := OpenFile(context.Background(), "-", capture.Options{Stdin: strings.NewReader("hello\n")})(); !errors.Is(err, capture.ErrFormat) {
 		t.Errorf("stdin of no known format: got %v, want capture.ErrFormat", err)
 	}
 }
@@ -83,12 +83,12 @@ func TestOpenFileErrorNamesCapture(t *testing.T) {
 		t.Fatal(err)
 	}
 	pub := PublisherFunc(func(context.Context, []byte) error { return nil })
-	_, err := Run(context.Background(), OpenFile(path, capture.Options{}), pub, Options{Flood: true})
+	_, err := Run(context.Background(), OpenFile(context.Background(), path, capture.Options{}), pub, Options{Flood: true})
 	var le *capture.LineError
 	if err == nil || !strings.Contains(err.Error(), path+": capture: line 2:") || !errors.As(err, &le) {
 		t.Errorf("got %v, want a *capture.LineError naming %s and line 2", err, path)
 	}
-	_, err = Run(context.Background(), OpenFile("-", capture.Options{Stdin: strings.NewReader("(1.0) can0 0A0#FAZZ\n")}), pub, Options{Flood: true})
+	_, err = Run(context.Background(), OpenFile(context.Background(), "-", capture.Options{Stdin: strings.NewReader("(1.0) can0 0A0#FAZZ\n")}), pub, Options{Flood: true})
 	if err == nil || !strings.Contains(err.Error(), "standard input: capture: line 1:") {
 		t.Errorf("stdin: got %v, want it named standard input", err)
 	}
