@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // Sentinel errors. An *Error wraps one of them, so callers can ask what
@@ -43,25 +44,9 @@ func (e *Error) Error() string {
 // Unwrap returns the sentinel error that classifies e.
 func (e *Error) Unwrap() error { return e.Kind }
 
-// quote returns outside text as an error quotes it: cut to 80
-// characters (the last being "…" when cut) and Go-quoted, so that it is
-// safe on a terminal and bounded however long the token was. It is
-// internal/termtext.Quote, copied because this package imports only the
-// standard library; a test there keeps the copies the same.
-func quote(s string) string {
-	const max = 80 // MaxQuote
-	n := 0
-	for i := range s {
-		if n == max-1 {
-			if _, size := utf8.DecodeRuneInString(s[i:]); i+size < len(s) {
-				return strconv.Quote(s[:i] + "…")
-			}
-			break
-		}
-		n++
-	}
-	return strconv.Quote(s)
-}
+// quote is termtext.Quote: outside text cut to 80 characters and
+// Go-quoted, safe on a terminal and bounded however long it was.
+func quote(s string) string { return termtext.Quote(s) }
 
 // msgf formats the message of an Error or a Warning. Tokens are quoted
 // with quote; a name (an identifier, which holds nothing a terminal acts

@@ -1,40 +1,11 @@
 package pipeline
 
-import (
-	"strconv"
-	"unicode/utf8"
-)
+import "github.com/yukart/candec/internal/termtext"
 
-// quote returns outside text as an error quotes it: cut to 80
-// characters (the last being "…" when cut) and Go-quoted, so that it is
-// safe on a terminal and bounded however long the text was. It is
-// internal/termtext.Quote, copied because a library package imports no
-// internal one; a test there keeps the copies the same.
-func quote(s string) string {
-	const max = 80 // MaxQuote
-	n := 0
-	for i := range s {
-		if n == max-1 {
-			if _, size := utf8.DecodeRuneInString(s[i:]); i+size < len(s) {
-				return strconv.Quote(s[:i] + "…")
-			}
-			break
-		}
-		n++
-	}
-	return strconv.Quote(s)
-}
+// quote is termtext.Quote: outside text cut to 80 characters and
+// Go-quoted, safe on a terminal and bounded however long it was.
+func quote(s string) string { return termtext.Quote(s) }
 
-// keyText is a policy key as an error names it: as it is when it is
-// short printable ASCII (every key a policy knows is), else quoted.
-func keyText(k string) string {
-	if len(k) > 80 {
-		return quote(k)
-	}
-	for i := 0; i < len(k); i++ {
-		if k[i] < 0x20 || k[i] > 0x7e {
-			return quote(k)
-		}
-	}
-	return k
-}
+// keyText is termtext.Key: a key as it is, or quoted when it is long or
+// not printable ASCII.
+func keyText(k string) string { return termtext.Key(k) }

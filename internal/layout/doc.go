@@ -18,12 +18,19 @@
 //	                                   and results
 //	deploy, docs, examples, testdata   no Go code
 //
-//	internal/readfile                  shared: every package may import
-//	                                   it; it imports only the standard
-//	                                   library
+//	internal/readfile,                 shared: every package may import
+//	internal/termtext                  them; they import only the
+//	                                   standard library
 //
 // Non-test code of a library or of service never imports internal/,
 // benchmarks/ or cmd/; a library never imports service. Tests of a
 // library or of service may use internal/ helpers (a real mosquitto, the
 // bridge's replay) but never the bench or service from a library.
+//
+// # The threat model's tests
+//
+// docs/security.md names, for each guarantee, the test that shows it, as
+// `package: TestName`. TestSecurityDocTests fails when a named test or
+// fuzzer does not exist in the package named, so that a renamed or
+// removed test cannot leave a guarantee without its proof.
 package layout

@@ -101,3 +101,18 @@ func Quote(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// Key returns a key or name as an error names it: as it is when it is
+// printable ASCII of at most MaxQuote bytes (every key candec knows is),
+// else as Quote gives it.
+func Key(k string) string {
+	if len(k) > MaxQuote {
+		return Quote(k)
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return Quote(k)
+		}
+	}
+	return k
+}

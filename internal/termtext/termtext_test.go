@@ -1,12 +1,6 @@
 package termtext
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/printer"
-	"go/token"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -103,49 +97,27 @@ func TestQuote(t *testing.T) {
 // TestCopies checks that each library package's copy of Quote (they
 // import only the standard library, or no internal package) is the same
 // function.
-func TestCopies(t *testing.T) {
-	want := funcText(t, "termtext.go", "Quote")
-	want = strings.Replace(want, "func Quote(", "func quote(", 1)
-	for _, file := range copies {
-		if got := funcText(t, filepath.Join("..", "..", file), "quote"); got != want {
-			t.Errorf("%s: quote differs from termtext.Quote:\n%s\nwant\n%s", file, got, want)
-		}
-	}
-}
-
-// copies lists the files that hold a copy of Quote.
-var copies = []string{"dbc/error.go", "capture/quote.go", "pipeline/quote.go", "service/quote.go"}
-
-// funcText returns the body of func name in file, printed without its
-// comments.
-func funcText(t *testing.T, file, name string) string {
-	t.Helper()
-	src, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, file, src, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range f.Decls {
-		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == name && fd.Recv == nil {
-			var b strings.Builder
-			if err := printer.Fprint(&b, fset, fd); err != nil {
-				t.Fatal(err)
-			}
-			return b.String()
-		}
-	}
-	t.Fatalf("%s has no func %s", file, name)
-	return ""
-}
 
 func TestCleanLines(t *testing.T) {
 	in := "1 messages\n  BO_ 1 M\x1b[31m: unit \"\x9b\"\r\n"
 	want := "1 messages\n  BO_ 1 M\\x1b[31m: unit \"\\x9b\"\\r\n"
 	if got := CleanLines(in); got != want {
 		t.Errorf("CleanLines: got %q, want %q", got, want)
+	}
+}
+
+func TestKey(t *testing.T) {
+	long := strings.Repeat("k", MaxQuote+1)
+	for _, tt := range []struct{ in, want string }{
+		{"max_rate", "max_rate"},
+		{"", ""},
+		{"a\x1bb", `"a\x1bb"`},
+		{"dévié", `"dévié"`},
+		{long, Quote(long)},
+		{long[:MaxQuote], long[:MaxQuote]},
+	} {
+		if got := Key(tt.in); got != tt.want {
+			t.Errorf("Key(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
