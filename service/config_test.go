@@ -227,7 +227,7 @@ func TestFlagNames(t *testing.T) {
 // characters of a key or value however long, and escapes what a
 // terminal would act on.
 func TestConfigErrorsCutLongText(t *testing.T) {
-	big := strings.Repeat("ab", 1<<20)
+	big := strings.Repeat("ab", MaxConfigSize/4) // long, within the file's limit
 	for _, tt := range []struct {
 		name, src string
 		env       []string

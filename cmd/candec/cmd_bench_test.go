@@ -333,13 +333,22 @@ func TestTuneCommand(t *testing.T) {
 }
 
 // TestBenchEmptyScenarios: an empty scenarios file is said to be empty,
-// named by its flag, not reported as "EOF".
+// named by its flag, not reported as "EOF"; /dev/null is refused as the
+// device it is.
 func TestBenchEmptyScenarios(t *testing.T) {
-	want := "--scenarios: " + os.DevNull + ": the file is empty: no capture and no scenarios"
-	for _, args := range [][]string{{"bench", "--plan-only"}, {"bench", "summary"}} {
-		err := run(context.Background(), env{nil, io.Discard, io.Discard}, append(args, "--scenarios", os.DevNull))
-		if exitCode(err) != 1 || err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("candec %s: got %v (status %d), want status 1 with %q", strings.Join(args, " "), err, exitCode(err), want)
+	empty := filepath.Join(t.TempDir(), "empty.yaml")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ file, want string }{
+		{empty, "--scenarios: " + empty + ": the file is empty: no capture and no scenarios"},
+		{os.DevNull, "--scenarios: scenario: " + os.DevNull + " is a device, not a regular file"},
+	} {
+		for _, args := range [][]string{{"bench", "--plan-only"}, {"bench", "summary"}} {
+			err := run(context.Background(), env{nil, io.Discard, io.Discard}, append(args, "--scenarios", tt.file))
+			if exitCode(err) != 1 || err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("candec %s --scenarios %s: got %v (status %d), want status 1 with %q", strings.Join(args, " "), tt.file, err, exitCode(err), tt.want)
+			}
 		}
 	}
 }
