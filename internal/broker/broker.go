@@ -42,7 +42,7 @@ func Start(ctx context.Context, addr string) (*Broker, error) {
 		ln.Close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	if err := srv.AddListener(listeners.NewNet("tcp", ln)); err != nil {
+	if err := srv.AddListener(netListener{listeners.NewNet("tcp", ln), srv}); err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
@@ -101,3 +101,23 @@ func (h *allowAll) Provides(b byte) bool {
 func (h *allowAll) OnConnectAuthenticate(*mqtt.Client, packets.Packet) bool { return true }
 
 func (h *allowAll) OnACLCheck(*mqtt.Client, string, bool) bool { return true }
+
+// netListener is mochi's TCP listener, closed without mochi's
+// Clients.GetByListener: that takes the clients' read lock twice, and
+// deadlocks when a client's connection ends in between (a writer then
+// waits between the two). GetAll takes it once.
+type netListener struct {
+	*listeners.Net
+	srv *mqtt.Server
+}
+
+// Close closes the listener and disconnects its clients.
+func (l netListener) Close(listeners.CloseFn) {
+	l.Net.Close(func(id string) {
+		for _, cl := range l.srv.Clients.GetAll() {
+			if cl.Net.Listener == id && !cl.Closed() {
+				_ = l.srv.DisconnectClient(cl, packets.ErrServerShuttingDown)
+			}
+		}
+	})
+}
