@@ -54,7 +54,7 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "decode", "--dbc [IFACE=]FILE[,FILE] [flags] CAPTURE|DIR...|-")
 	var dbcs dbcFlag
 	fs.Var(&dbcs, "dbc", "DBC `[IFACE=]FILE[,FILE]`: files for every interface, or with IFACE= for one interface (repeatable)")
-	format := fs.String("format", "json", "output format: "+outformat.Names()+"; see docs/decode-output.md and docs/lake.md")
+	format := fs.String("format", "json", "output format: "+outformat.Help()+"; see docs/decode-output.md and docs/lake.md")
 	signals := fs.String("signals", "", "only signals whose name or message.signal matches this glob (comma-separated globs)")
 	policy := fs.String("policy", "", "run the publishing policy (YAML; \"default\" for the built-in one) and print the envelopes the service would publish")
 	template := fs.String("topic-template", pipeline.DefaultTopicTemplate, "with --policy: topic template")

@@ -22,6 +22,8 @@ type Format struct {
 	Ext string
 	// Binary: not text, so never written to a terminal.
 	Binary bool
+	// Note says what it is in a word or two, for the help.
+	Note string
 	// New returns the writer of values to w. dbc gives the identity of
 	// the decode's DBC files (a hash), for a format that records it; it
 	// reads the files again, so a format that does not is not to call
@@ -35,7 +37,7 @@ type Format struct {
 // formats is the table, in the order the help lists them. Rows built in
 // one build only append themselves (parquet.go).
 var formats = []Format{
-	{Name: "json", Aliases: []string{"jsonl"}, Ext: ".jsonl", New: textWriter(valuelog.JSON)},
+	{Name: "json", Aliases: []string{"jsonl"}, Ext: ".jsonl", Note: "JSON lines", New: textWriter(valuelog.JSON)},
 	{Name: "csv", Ext: ".csv", New: textWriter(valuelog.CSV)},
 }
 
@@ -114,10 +116,20 @@ func Lookup(name string) (Format, error) {
 }
 
 // Names lists the formats' names as text: "json, csv or parquet".
-func Names() string {
+func Names() string { return list(false) }
+
+// Help lists the formats with their notes, for the help: "json (JSON
+// lines), csv or …".
+func Help() string { return list(true) }
+
+func list(notes bool) string {
 	var names []string
 	for _, f := range formats {
-		names = append(names, f.Name)
+		n := f.Name
+		if notes && f.Note != "" {
+			n += " (" + f.Note + ")"
+		}
+		names = append(names, n)
 	}
 	if len(names) < 2 {
 		return strings.Join(names, "")

@@ -16,6 +16,7 @@ func init() {
 		Name:   "parquet",
 		Ext:    ".parquet",
 		Binary: true,
+		Note:   "long form, needs -o",
 		New: func(w io.Writer, dbc func() (string, error)) (Sink, error) {
 			h, err := dbc()
 			if err != nil {
