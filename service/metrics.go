@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/yukart/candec/internal/buildinfo"
 	"github.com/yukart/candec/pipeline"
 	"github.com/yukart/candec/rawbatch"
 )
@@ -151,7 +152,7 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 	m.coalesced = sup.WithLabelValues(reasonCoalesced)
 	m.windowOverflow = sup.WithLabelValues(reasonOverflow)
 	m.clock = newClockMetrics()
-	b := ReadBuild()
+	b := buildinfo.Read()
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "candec_build_info",
 		Help: "Always 1; its labels say what the running candec was built from: the version (a tag, a pseudo-version, or the revision), the VCS revision and the Go version.",

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/yukart/candec/internal/buildinfo"
 	"github.com/yukart/candec/rawbatch"
 )
 
@@ -119,7 +120,7 @@ func TestBuildInfoMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := ReadBuild()
+	b := buildinfo.Read()
 	for _, mf := range mfs {
 		if mf.GetName() != "candec_build_info" {
 			continue

@@ -1,3 +1,5 @@
+//go:build !car
+
 package main
 
 import (
@@ -10,15 +12,13 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/yukart/candec/benchmarks"
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
+	"github.com/yukart/candec/internal/buildinfo"
 	"github.com/yukart/candec/internal/chart"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/progress"
-	"github.com/yukart/candec/service"
 )
 
 // hostEnv names the variable that overrides the host name in result
@@ -98,7 +98,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 		Out:           e.stdout,
 		Log:           e.stderr,
 		Progress:      progress.New(e.stderr, isTerminal(e.stderr)),
-		Versions:      report.Versions{Candec: service.ReadBuild().Short()},
+		Versions:      report.Versions{Candec: buildinfo.Read().Short()},
 		FailOnWarning: *failOnWarning,
 	}
 	if !*noResults {
@@ -346,20 +346,4 @@ func checkHost(cmd, h string) (string, error) {
 		return "", &exitError{2, fmt.Errorf("%s: host %q: must be letters, digits, '-', '_' and '.', not starting with '.' or '-' (--host or $%s)", cmd, h, hostEnv)}
 	}
 	return h, nil
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w any) bool {
-	f, ok := fileOf(w)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// fileOf returns the file w writes to, if it is one: standard output is
-// wrapped by run to check its writes.
-func fileOf(w any) (*os.File, bool) {
-	if s, ok := w.(*stdoutWriter); ok {
-		w = s.w
-	}
-	f, ok := w.(*os.File)
-	return f, ok
 }

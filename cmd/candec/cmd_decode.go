@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/yukart/candec/internal/decodejob"
-	"github.com/yukart/candec/internal/valuelog"
+	"github.com/yukart/candec/internal/outformat"
 	"github.com/yukart/candec/pipeline"
 )
 
@@ -54,7 +54,7 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "decode", "--dbc [IFACE=]FILE[,FILE] [flags] CAPTURE|DIR...|-")
 	var dbcs dbcFlag
 	fs.Var(&dbcs, "dbc", "DBC `[IFACE=]FILE[,FILE]`: files for every interface, or with IFACE= for one interface (repeatable)")
-	format := fs.String("format", "json", "output format: json (JSON lines), csv or parquet (long form, needs -o); see docs/decode-output.md and docs/lake.md")
+	format := fs.String("format", "json", "output format: "+outformat.Help()+"; see docs/decode-output.md and docs/lake.md")
 	signals := fs.String("signals", "", "only signals whose name or message.signal matches this glob (comma-separated globs)")
 	policy := fs.String("policy", "", "run the publishing policy (YAML; \"default\" for the built-in one) and print the envelopes the service would publish")
 	template := fs.String("topic-template", pipeline.DefaultTopicTemplate, "with --policy: topic template")
@@ -75,16 +75,15 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	if len(dbcs.all) == 0 && len(dbcs.iface) == 0 {
 		return &exitError{2, errors.New("decode: --dbc is required")}
 	}
-	var f valuelog.Format
-	parquetOut := *format == "parquet"
-	if !parquetOut {
-		var ok bool
-		if f, ok = valuelog.ParseFormat(*format); !ok {
-			return &exitError{2, fmt.Errorf("decode: unknown --format %q (want json, csv or parquet)", *format)}
-		}
+	f, err := outformat.Lookup(*format)
+	switch {
+	case errors.Is(err, outformat.ErrNotInBuild):
+		return &exitError{2, fmt.Errorf("decode: --format %s is not in this build (the car's); use the developer's build", *format)}
+	case err != nil:
+		return &exitError{2, fmt.Errorf("decode: unknown --format %q (want %s)", *format, outformat.Names())}
 	}
-	if parquetOut && (*out == "-" || *out == "") && isTerminal(e.stdout) {
-		return &exitError{2, errors.New("decode: --format parquet is binary: give -o FILE, or redirect standard output")}
+	if f.Binary && (*out == "-" || *out == "") && isTerminal(e.stdout) {
+		return &exitError{2, fmt.Errorf("decode: --format %s is binary: give -o FILE%s, or redirect standard output", f.Name, f.Ext)}
 	}
 	globs := splitList(*signals)
 	for _, g := range globs {
@@ -104,6 +103,9 @@ func runDecode(ctx context.Context, e env, args []string) error {
 		return &exitError{2, errors.New("decode: --signals and --format do not apply with --policy (the policy file chooses the signals; the output is envelopes)")}
 	}
 	if *outDir != "" {
+		if _, ok := outformat.LakeFormat(); !ok {
+			return &exitError{2, errors.New("decode: --out-dir: no format of this build writes a lake (the car's build has no Parquet); use the developer's build")}
+		}
 		for _, name := range []string{"o", "format", "policy"} {
 			if set[name] {
 				return &exitError{2, fmt.Errorf("decode: --%s does not apply with --out-dir (the lake is its own output)", name)}
@@ -127,17 +129,11 @@ func runDecode(ctx context.Context, e env, args []string) error {
 			return &exitError{2, errors.New("decode: --policy decodes one capture, as the service sees one stream")}
 		}
 	}
-	if parquetOut && *out == "-" {
-		if isTerminal(e.stdout) {
-			return &exitError{2, errors.New("decode: --format parquet writes a binary file: give -o FILE")}
-		}
-	}
 	cfg := decodejob.Config{
 		Inputs:      names,
 		DBCs:        decodejob.DBCs{All: dbcs.all, Interfaces: dbcs.iface},
 		Signals:     globs,
 		Format:      f,
-		Parquet:     parquetOut,
 		Out:         *out,
 		OutDir:      *outDir,
 		Jobs:        *jobs,

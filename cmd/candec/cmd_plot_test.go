@@ -1,3 +1,5 @@
+//go:build !car
+
 package main
 
 import (

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/yukart/candec/service"
+	"github.com/yukart/candec/internal/buildinfo"
 )
 
 // runVersion prints what the binary was built from.
@@ -16,6 +16,6 @@ func runVersion(_ context.Context, e env, args []string) error {
 	if fs.NArg() > 0 {
 		return &exitError{2, fmt.Errorf("version: unexpected argument %q", fs.Arg(0))}
 	}
-	_, err := fmt.Fprint(e.stdout, service.ReadBuild())
+	_, err := fmt.Fprint(e.stdout, buildinfo.Read())
 	return err
 }

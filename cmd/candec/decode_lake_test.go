@@ -81,6 +81,7 @@ func runDecodeArgs(t *testing.T, args ...string) (string, error) {
 // The file of no capture format is left out with a warning, the hidden
 // one is not read, and a re-run into the same lake changes nothing.
 func TestDecodeLakeDeterministic(t *testing.T) {
+	needParquet(t)
 	in := captureDir(t)
 	var trees []map[string][]byte
 	for _, jobs := range []string{"1", "4"} {
@@ -152,6 +153,7 @@ func decodedFrames(t *testing.T) int64 {
 // are decoded. A file named on the command line that is no capture is
 // an error, and a lake is never mixed with another DBC.
 func TestDecodeManyErrors(t *testing.T) {
+	needParquet(t)
 	in := captureDir(t)
 	bad := writeFile(t, in, "z/bad.log", "(1791563856.001301) can0 0A0#FA0007002C00F198\n(1791563856.0) can0 0A0#ZZ\n")
 	cut := filepath.Join(in, "z", "cut.log.gz")
@@ -201,6 +203,7 @@ func TestDecodeManyErrors(t *testing.T) {
 // per JSON line; a directory decoded to JSON lines is the decode of its
 // captures one after the other.
 func TestDecodeParquetLong(t *testing.T) {
+	needParquet(t)
 	out := filepath.Join(t.TempDir(), "values.parquet")
 	if stderr, err := runDecodeArgs(t, "--dbc", yukartDBC, "--format", "parquet", "-o", out, idleLog); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
@@ -234,6 +237,7 @@ func TestDecodeParquetLong(t *testing.T) {
 // refused at once, naming the lake; the next run removes the temporary
 // files a killed run left, and says how many.
 func TestDecodeLakeBusy(t *testing.T) {
+	needParquet(t)
 	outDir := filepath.Join(t.TempDir(), "lake")
 	if stderr, err := runDecodeArgs(t, "--dbc", yukartDBC, "--out-dir", outDir, idleLog); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)

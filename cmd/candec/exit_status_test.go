@@ -54,6 +54,10 @@ func TestExitStatusEveryCommand(t *testing.T) {
 			if !ok {
 				t.Fatalf("no exit-status case for the command %q: add one to exitCases", c.name)
 			}
+			if c.run == nil {
+				checkAbsent(t, c.name)
+				return
+			}
 			check := func(args []string, stdout *os.File, want int, wantErr string) {
 				t.Helper()
 				var out strings.Builder
@@ -152,6 +156,9 @@ func TestOutputArgumentNamed(t *testing.T) {
 		{[]string{"plot", "--dbc", yukartDBC, "--signals", "MOT_Speed", "-o", filepath.Join(nowhere, "p.svg"), capture}, 1, "plot: -o: outfile: " + filepath.Join(nowhere, "p.svg") + ": the directory"},
 	} {
 		t.Run(strings.Join(c.args[:1], " "), func(t *testing.T) {
+			if !inBuildArgs(c.args) {
+				t.Skip("not in this build")
+			}
 			err := run(context.Background(), env{strings.NewReader(""), &strings.Builder{}, &strings.Builder{}}, c.args)
 			if exitCode(err) != c.code || err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("candec %s: got %v (status %d), want status %d with %q", strings.Join(c.args, " "), err, exitCode(err), c.code, c.want)

@@ -34,6 +34,8 @@ type command struct {
 }
 
 // commands lists every subcommand, in the order the usage shows them.
+// A row whose run is nil is a command of the developer's build that the
+// car's build (-tags car) leaves out: see lab_car.go.
 var commands = []command{
 	{"run", "run the decoder service: raw batches in, per-signal envelopes out", runRun},
 	{"demo", "see it work: replay the car's capture through an embedded broker and the decoder, live", runDemo},
@@ -49,7 +51,8 @@ var commands = []command{
 	{"version", "print the version, the VCS revision and the Go version (also --version)", runVersion},
 }
 
-// lookup finds the command called name.
+// lookup finds the command called name. A command this build leaves
+// out is found, with its run nil: see absent.
 func lookup(name string) (command, bool) {
 	for _, c := range commands {
 		if c.name == name {
@@ -57,6 +60,12 @@ func lookup(name string) (command, bool) {
 		}
 	}
 	return command{}, false
+}
+
+// absent is the error for command c of the developer's build that this
+// build leaves out.
+func absent(c command) error {
+	return &exitError{2, fmt.Errorf("%s is not in this build (the car's); use the developer's build (go build ./cmd/candec)", c.name)}
 }
 
 func main() {
@@ -161,7 +170,10 @@ func dispatch(ctx context.Context, e env, args []string) error {
 	}
 	if args[0] == "help" || args[0] == "-h" || args[0] == "--help" || args[0] == "-help" {
 		if len(args) > 1 && args[0] == "help" {
-			if _, ok := lookup(args[1]); ok {
+			if c, ok := lookup(args[1]); ok {
+				if c.run == nil {
+					return absent(c)
+				}
 				return dispatch(ctx, e, []string{args[1], "-h"})
 			}
 			usage(e.stderr)
@@ -173,6 +185,9 @@ func dispatch(ctx context.Context, e env, args []string) error {
 	c, ok := lookup(args[0])
 	if !ok {
 		return &exitError{2, fmt.Errorf("unknown command %q; see 'candec help'", args[0])}
+	}
+	if c.run == nil {
+		return absent(c)
 	}
 	err := c.run(ctx, e, args[1:])
 	switch {
@@ -189,7 +204,9 @@ func dispatch(ctx context.Context, e env, args []string) error {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "candec: CAN frames in, per-signal MQTT envelopes out.\n\nUsage: candec <command> [flags]\n\nCommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		if c.run != nil {
+			fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+		}
 	}
 	fmt.Fprintln(w, "\nRun 'candec <command> -h' (or 'candec help <command>') for a command's flags.")
 	fmt.Fprintln(w, "\n"+exitStatusTable)

@@ -16,14 +16,15 @@ import (
 // root is the candec source tree.
 var root = filepath.Join("..", "..")
 
-// buildCandec cross-builds candec for linux/arch as `task package` does.
+// buildCandec cross-builds the car's candec (-tags car) for linux/arch as
+// `task package` does.
 func buildCandec(t *testing.T, arch string) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to build candec")
 	}
 	exe := filepath.Join(t.TempDir(), "candec")
-	cmd := exec.Command("go", "build", "-buildvcs=auto", "-o", exe, "./cmd/candec")
+	cmd := exec.Command("go", "build", "-tags", "car", "-buildvcs=auto", "-o", exe, "./cmd/candec")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -145,6 +146,19 @@ func TestDebAmd64(t *testing.T) {
 	}
 	if rev := revisionIn(out); rev != "" && !strings.Contains(version, rev[:12]) {
 		t.Errorf("package version %s does not name the binary's revision %s", version, rev)
+	}
+
+	// The package holds the car's build: the developer's commands are
+	// not in it, and it says so.
+	for _, c := range []string{"bench", "demo", "plot", "tune"} {
+		cmd := exec.Command(installed, c)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), c+" is not in this build") {
+			t.Errorf("installed candec %s: got %v, %q; want exit status 2 and %q (the car's build)", c, err, stderr.String(), c+" is not in this build")
+		}
 	}
 
 	// The shipped policy and DBC load in the installed binary.

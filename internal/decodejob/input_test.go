@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yukart/candec/internal/outformat"
 	"github.com/yukart/candec/internal/realdata"
 )
 
@@ -54,6 +55,9 @@ func TestDecodeMF4InPlace(t *testing.T) {
 		t.Errorf("decode of a pipe: %v; the same lines as the file: %v", err, piped == file)
 	}
 
+	if _, ok := outformat.LakeFormat(); !ok {
+		return // the car's build writes no lake
+	}
 	t.Setenv("TMPDIR", filepath.Join(tmp, "none"))
 	lk := filepath.Join(tmp, "lake")
 	if _, err := decode(Config{Inputs: []string{mf4}, OutDir: lk}); err != nil {

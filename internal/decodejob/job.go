@@ -11,9 +11,8 @@ import (
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/lake"
 	"github.com/yukart/candec/internal/outfile"
-	"github.com/yukart/candec/internal/valuelog"
+	"github.com/yukart/candec/internal/outformat"
 )
 
 // Config is what a decode was asked for. The caller checks the command
@@ -26,13 +25,13 @@ type Config struct {
 	// Signals are globs of signal names or message.signal; none for
 	// every signal.
 	Signals []string
-	// Format is the value lines' format, unless Parquet.
-	Format valuelog.Format
-	// Parquet writes one long Parquet file instead of value lines.
-	Parquet bool
+	// Format is the output's format (a row of outformat's table); the
+	// zero Format is JSON lines.
+	Format outformat.Format
 	// Out is the output file; "-" or "" for Stdout. Not with OutDir.
 	Out string
-	// OutDir is the Parquet data lake to write into; "" for none.
+	// OutDir is the data lake to write into (of the format that writes
+	// one: outformat.LakeFormat); "" for none.
 	OutDir string
 	// Jobs is how many captures are decoded at once into OutDir.
 	Jobs int
@@ -115,6 +114,16 @@ func Run(ctx context.Context, cfg Config) error {
 	if len(cfg.Inputs) == 0 {
 		return &UsageError{errors.New("decode: no capture given")}
 	}
+	if cfg.Format.New == nil {
+		f, err := outformat.Lookup("json")
+		if err != nil {
+			return err
+		}
+		cfg.Format = f
+	}
+	if _, ok := outformat.LakeFormat(); cfg.OutDir != "" && !ok {
+		return &UsageError{errors.New("decode: no format of this build writes a lake (the car's build has no Parquet); use the developer's build")}
+	}
 	// Every input is checked before the output is created.
 	var (
 		db  *dbc.Database // with a policy: one set of DBCs, as the service
@@ -148,10 +157,10 @@ func decodeOne(ctx context.Context, cfg *Config, db *dbc.Database, sel *busDecod
 	if name == "-" {
 		shown = "stdin"
 	}
-	var vw *valuelog.Writer
+	var lines flusher // value lines, flushed whenever a live input would wait
 	in, err := openInput(ctx, cfg.Stdin, name, func() {
-		if vw != nil {
-			vw.Flush()
+		if lines != nil {
+			lines.Flush()
 		}
 	})
 	if err != nil {
@@ -194,17 +203,11 @@ func decodeOne(ctx context.Context, cfg *Config, db *dbc.Database, sel *busDecod
 		return derr
 	}
 
-	var sink valueSink
-	if cfg.Parquet {
-		h, err := cfg.DBCs.Hash()
-		if err != nil {
-			return err
-		}
-		sink = lake.NewLong(of, map[string]string{lake.MetaDBC: h})
-	} else {
-		vw = valuelog.NewWriter(of, cfg.Format)
-		sink = vw
+	sink, err := cfg.Format.New(of, cfg.DBCs.Hash)
+	if err != nil {
+		return err
 	}
+	lines, _ = sink.(flusher)
 	bar := newDecodeProgress(cfg.Stderr, cfg.Terminal, shown, in.size)
 	derr := decodeCapture(ctx, shown, src, sel, sink.Write, func(frames int64) { bar.update(frames, in) })
 	bar.done()
@@ -229,15 +232,10 @@ func decodeOne(ctx context.Context, cfg *Config, db *dbc.Database, sel *busDecod
 	return derr
 }
 
-// valueSink is where the plain decode writes values: JSON lines or CSV
-// (valuelog), or a long Parquet file (lake.Long).
-type valueSink interface {
-	Write(f *frame.Frame, iface string, vals []decoder.Value) error
-	Lines() int
-	Truncated() int
-	// Close writes what is buffered (and a Parquet footer).
-	Close() error
-}
+// flusher is a sink that can write what it buffers at any time, ending
+// with a whole line: value lines (valuelog.Writer), which a live input
+// flushes whenever it would wait.
+type flusher interface{ Flush() error }
 
 // decodeCapture decodes the frames of r to write until the end of the
 // capture, a malformed line (unless skipped), a write error or the end

@@ -22,10 +22,9 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/lake"
 	"github.com/yukart/candec/internal/outfile"
+	"github.com/yukart/candec/internal/outformat"
 	"github.com/yukart/candec/internal/progress"
-	"github.com/yukart/candec/internal/valuelog"
 )
 
 // inputFile is one capture of many: named on the command line, or found
@@ -265,7 +264,8 @@ func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	lk, err := lake.Open(lake.Config{Dir: m.cfg.OutDir, DBC: h, Signals: m.cfg.Signals})
+	lf, _ := outformat.LakeFormat() // Run checked there is one
+	lk, err := lf.OpenLake(outformat.LakeConfig{Dir: m.cfg.OutDir, DBC: h, Signals: m.cfg.Signals})
 	if err != nil {
 		return nil, "", fmt.Errorf("decode: %w", err)
 	}
@@ -331,15 +331,9 @@ func (m *manyRun) toStream(ctx context.Context) ([]fileResult, string, error) {
 		return nil, "", fmt.Errorf("decode: -o: %w", err)
 	}
 	defer of.Abort()
-	var sink valueSink
-	if m.cfg.Parquet {
-		h, err := m.cfg.DBCs.Hash()
-		if err != nil {
-			return nil, "", err
-		}
-		sink = lake.NewLong(of, map[string]string{lake.MetaDBC: h})
-	} else {
-		sink = valuelog.NewWriter(of, m.cfg.Format)
+	sink, err := m.cfg.Format.New(of, m.cfg.DBCs.Hash)
+	if err != nil {
+		return nil, "", err
 	}
 	results := make([]fileResult, len(m.files))
 	var stopErr error

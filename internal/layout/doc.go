@@ -18,14 +18,24 @@
 //	                                   and results
 //	deploy, docs, examples, testdata   no Go code
 //
-//	internal/readfile,                 shared: every package may import
-//	internal/termtext                  them; they import only the
-//	                                   standard library
+//	internal/buildinfo,                shared: every package may import
+//	internal/readfile,                 them; they import only the
+//	internal/termtext                  standard library
 //
 // Non-test code of a library or of service never imports internal/,
 // benchmarks/ or cmd/; a library never imports service. Tests of a
 // library or of service may use internal/ helpers (a real mosquitto, the
 // bridge's replay) but never the bench or service from a library.
+//
+// # The car's binary
+//
+// The car's build of candec (go build -tags car ./cmd/candec, the one
+// the .deb holds) links none of the lab: the bench harness
+// (benchmarks/), the demo and its embedded broker (internal/demo,
+// internal/broker, mochi), plotting (internal/plot, internal/chart,
+// gonum/plot) and Parquet (internal/lake, parquet-go). TestCarBinary
+// lists its packages with go list -deps -tags car; TestCarRuleCatchesBreaks
+// shows the rule failing the developer's build, which links them all.
 //
 // # The threat model's tests
 //

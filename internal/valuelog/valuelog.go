@@ -13,25 +13,16 @@ import (
 	"github.com/yukart/candec/frame"
 )
 
-// Format selects the output format.
+// Format is the dialect of the value lines: JSON lines or CSV, the same
+// fields in the same order. The names decode takes and every other
+// output format are rows of internal/outformat's table.
 type Format uint8
 
-// Output formats.
+// The dialects.
 const (
 	JSON Format = iota
 	CSV
 )
-
-// ParseFormat maps "json" or "csv" to a Format.
-func ParseFormat(s string) (Format, bool) {
-	switch s {
-	case "json", "jsonl":
-		return JSON, true
-	case "csv":
-		return CSV, true
-	}
-	return 0, false
-}
 
 // Writer writes decoded values. It buffers; call Flush at the end.
 type Writer struct {

@@ -1,4 +1,4 @@
-package service
+package buildinfo
 
 import (
 	"strings"
@@ -30,7 +30,7 @@ func TestBuildString(t *testing.T) {
 	if got := b.String(); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := ReadBuild(); got.Go == "" || !strings.Contains(got.String(), got.Go) {
-		t.Errorf("ReadBuild: got %+v, want the Go version at least", got)
+	if got := Read(); got.Go == "" || !strings.Contains(got.String(), got.Go) {
+		t.Errorf("Read: got %+v, want the Go version at least", got)
 	}
 }

@@ -1,4 +1,4 @@
-package service
+package buildinfo
 
 import (
 	"fmt"
@@ -26,8 +26,8 @@ type Build struct {
 	Platform string
 }
 
-// ReadBuild returns the running binary's build.
-func ReadBuild() Build {
+// Read returns the running binary's build.
+func Read() Build {
 	b := Build{Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {

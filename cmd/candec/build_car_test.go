@@ -1,0 +1,6 @@
+//go:build car
+
+package main
+
+// carBuild says the tests run in the car's build (-tags car).
+const carBuild = true

@@ -1,0 +1,40 @@
+//go:build !car
+
+package outformat
+
+import (
+	"io"
+
+	"github.com/yukart/candec/internal/lake"
+)
+
+// The Parquet row: a long Parquet file (-o), or a data lake of a table
+// per message (--out-dir). Only the developer's build has it: the car
+// does not analyse its own data, so its build links no parquet-go.
+func init() {
+	formats = append(formats, Format{
+		Name:   "parquet",
+		Ext:    ".parquet",
+		Binary: true,
+		Note:   "long form, needs -o",
+		New: func(w io.Writer, dbc func() (string, error)) (Sink, error) {
+			h, err := dbc()
+			if err != nil {
+				return nil, err
+			}
+			return lake.NewLong(w, map[string]string{lake.MetaDBC: h}), nil
+		},
+		OpenLake: func(cfg LakeConfig) (Lake, error) {
+			lk, err := lake.Open(lake.Config{Dir: cfg.Dir, DBC: cfg.DBC, Signals: cfg.Signals})
+			if err != nil {
+				return nil, err
+			}
+			return parquetLake{lk}, nil
+		},
+	})
+}
+
+// parquetLake is a lake.Lake as a Lake.
+type parquetLake struct{ *lake.Lake }
+
+func (l parquetLake) NewWriter() LakeWriter { return l.Lake.NewWriter() }
