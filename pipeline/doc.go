@@ -63,7 +63,7 @@
 // # Offline
 //
 // RunOffline is the one driver of an Engine on a capture: it reads every
-// frame of a capture.Source, runs it through the Engine on the frames'
+// frame of a Source (a capture.Source, or any reader of frames), runs it through the Engine on the frames'
 // clock, lets time run on by an optional tail and flushes, which is what
 // the live service publishes for the same frames when stopped at that
 // time. decode --policy, tune and the tests that hold the live service
