@@ -19,13 +19,21 @@
 //	deploy, docs, examples, testdata   no Go code
 //
 //	internal/readfile,                 shared: every package may import
-//	internal/termtext                  them; they import only the
-//	                                   standard library
+//	internal/termtext,                 them; they import only the
+//	internal/flagenv                   standard library
 //
 // Non-test code of a library or of service never imports internal/,
 // benchmarks/ or cmd/; a library never imports service. Tests of a
 // library or of service may use internal/ helpers (a real mosquitto, the
 // bridge's replay) but never the bench or service from a library.
+//
+// # Boundaries
+//
+// Some imports the tiers allow would still drag the binary into every
+// program that imports a library: mqttclient imports no flag (candec's
+// flags and CANDEC_ variables are internal/brokerflags'), pipeline no
+// capture (RunOffline takes a one-method pipeline.Source). TestBoundaries
+// checks them; TestBoundariesCatchBreaks shows that each can fail.
 //
 // # The threat model's tests
 //
