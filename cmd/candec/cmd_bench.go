@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/yukart/candec/benchmarks"
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
@@ -346,20 +344,4 @@ func checkHost(cmd, h string) (string, error) {
 		return "", &exitError{2, fmt.Errorf("%s: host %q: must be letters, digits, '-', '_' and '.', not starting with '.' or '-' (--host or $%s)", cmd, h, hostEnv)}
 	}
 	return h, nil
-}
-
-// isTerminal reports whether w is a terminal.
-func isTerminal(w any) bool {
-	f, ok := fileOf(w)
-	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// fileOf returns the file w writes to, if it is one: standard output is
-// wrapped by run to check its writes.
-func fileOf(w any) (*os.File, bool) {
-	if s, ok := w.(*stdoutWriter); ok {
-		w = s.w
-	}
-	f, ok := w.(*os.File)
-	return f, ok
 }
