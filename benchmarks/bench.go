@@ -14,6 +14,7 @@ import (
 
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
+	"github.com/yukart/candec/internal/flagenv"
 	"github.com/yukart/candec/internal/progress"
 	"github.com/yukart/candec/mqttclient"
 )
@@ -221,7 +222,7 @@ func cleanEnv(conn mqttclient.Settings) []string {
 	}
 	if conn.Password != "" {
 		// Not a flag: a command line is visible to every user.
-		out = append(out, mqttclient.EnvName("password")+"="+conn.Password)
+		out = append(out, flagenv.EnvName("password")+"="+conn.Password)
 	}
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yukart/candec/internal/brokerflags"
 	"github.com/yukart/candec/internal/numfmt"
 	"github.com/yukart/candec/mqttclient"
 
@@ -237,7 +238,7 @@ func (r *run) startDecoder(ctx context.Context) error {
 	if err := st.subscribe(ctx, StatusTopic); err != nil {
 		return err
 	}
-	args := append([]string{"run"}, r.conn.Args()...)
+	args := append([]string{"run"}, brokerflags.Args(r.conn)...)
 	args = append(args,
 		"--client-id", r.id("decoder"),
 		"--dbc", r.sc.DBC.File,
@@ -302,7 +303,7 @@ func (r *run) subscriber(ctx context.Context, name, filter string, on mqttsub.Ha
 }
 
 func (r *run) startReplay() error {
-	args := append([]string{"replay"}, r.conn.Args()...)
+	args := append([]string{"replay"}, brokerflags.Args(r.conn)...)
 	args = append(args,
 		"--topic", RawTopic,
 		"--client-id", r.id("replay"),

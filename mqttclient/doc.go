@@ -5,32 +5,23 @@
 // the broker gets the same connection from it: TCP_NODELAY, TCP_QUICKACK,
 // backoff.
 //
-// # Settings, flags and variables
+// # Settings
 //
 // Settings are what a person gives to reach a broker: URL, client id,
 // user name and password, CA, certificate and key files, keep-alive.
-// Config embeds them and adds what the program decides (timeouts, the
-// will, the callbacks). Every candec command takes them the same way:
+// They are plain data, as autopaho's ClientConfig is: DefaultSettings
+// fills the defaults, Validate says what is wrong, naming the setting
+// (a *SettingError). Config embeds them and adds what the program
+// decides (timeouts, the will, the callbacks).
 //
-//	key        flag          variable          default
-//	broker     --broker      CANDEC_BROKER     mqtt://127.0.0.1:1883
-//	client_id  --client-id   (run's only)      the command's
-//	username   --username    CANDEC_USERNAME   none
-//	password   (none)        CANDEC_PASSWORD   none
-//	ca_file    --ca-file     CANDEC_CA_FILE    the system's roots
-//	cert_file  --cert-file   CANDEC_CERT_FILE  none
-//	key_file   --key-file    CANDEC_KEY_FILE   none
-//	keepalive  --keepalive   CANDEC_KEEPALIVE  30s
-//
-// AddFlags defines the flags and Flags.Settings reads them over the
-// variables; Keys describes each setting for `candec run`'s config file,
-// which adds --password. The password has no flag of its own since a
-// command line is visible to every user of the machine; and
-// CANDEC_CLIENT_ID, exported for the decoder, would give a watch the
-// decoder's id, and the broker would hand it the decoder's session.
-// Settings.Args gives a child command the flags of the settings but the
-// password, which the child reads from CANDEC_PASSWORD. Settings.Dial and Settings.TLSConfig
-// serve a client that speaks MQTT itself (the bench's subscribers).
+// Keys describes each setting as text (its key, its help, how to read
+// and write it), for a program that takes them from a config file, flags
+// or variables. This package reads none of these itself: candec's
+// flags and CANDEC_ variables are the binary's (internal/brokerflags,
+// and service for `candec run`'s config), so that another Go program
+// that imports mqttclient inherits neither. Settings.Dial and
+// Settings.TLSConfig serve a client that speaks MQTT itself (the bench's
+// subscribers).
 //
 // Attempts.Await waits for a first connection. An attempt that would
 // fail the same way again (Final) ends the wait at once: a broker that

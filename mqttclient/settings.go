@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"net"
 	"net/url"
@@ -14,10 +13,6 @@ import (
 
 // DefaultBroker is the broker a command reaches when none is given.
 const DefaultBroker = "mqtt://127.0.0.1:1883"
-
-// EnvPrefix starts the environment variable of every setting:
-// CANDEC_BROKER sets broker, CANDEC_PASSWORD sets password.
-const EnvPrefix = "CANDEC_"
 
 // Bounds of Settings.KeepAlive: MQTT sends it in whole seconds, as 16
 // bits, and 0 there would turn the keep-alive off.
@@ -31,9 +26,10 @@ const (
 var ErrSettings = errors.New("mqttclient: bad connection setting")
 
 // Settings say how to reach a broker: everything a person gives a
-// command (a flag, a CANDEC_ variable, a key of `candec run`'s config
-// file) to connect. Config adds what a program decides: timeouts, the
-// will, the callbacks.
+// program to connect (candec takes them from its flags, its variables
+// and `candec run`'s config file). Config adds what a program decides:
+// timeouts, the will, the callbacks. Settings are plain data: fill them
+// (DefaultSettings, or Keys from text) and Validate them.
 //
 // There is no setting for TCP_NODELAY: every connection sets it (see
 // the package documentation). Turning it off would buy nothing on the
@@ -70,8 +66,8 @@ func DefaultSettings(clientID string) Settings {
 // SettingError is a setting that cannot be used: which one, where it was
 // set, and what is wrong.
 type SettingError struct {
-	// Where names the flag ("--ca-file") or the variable
-	// ("CANDEC_CA_FILE") that set it; "" when not known.
+	// Where names what set it, as the caller calls it: a flag
+	// ("--ca-file"), a variable, a file's line; "" when not known.
 	Where string
 	// Key is the setting's key (see Keys).
 	Key string
@@ -186,20 +182,22 @@ func (s Settings) User() (name, password string) {
 }
 
 // Key describes one setting as text: its name in a config file, its
-// help, and how to read and write it. FlagName and EnvName give its flag
-// and its variable.
+// help, and how to read and write it. A program makes of it a config
+// key, a flag or a variable, as it names them (candec: see
+// internal/brokerflags).
 type Key struct {
 	// Name is the key: "broker", "client_id", …
 	Name string
-	// Help is the flag's help, with its value's placeholder in back
-	// quotes (see flag.UnquoteUsage).
+	// Help says what the setting is in a line, with its value's
+	// placeholder in back quotes (the flag package's convention, see
+	// flag.UnquoteUsage).
 	Help string
 	// Path: the value names a file (a config file's relative names are
 	// relative to its directory).
 	Path bool
-	// Secret: the password. It is never shown as a default, and
-	// AddFlags gives it no flag: a command line is visible to every
-	// user of the machine, the environment is not.
+	// Secret: the password. It is never shown as a default, and is
+	// better given by the environment than by a flag: a command line is
+	// visible to every user of the machine, the environment is not.
 	Secret bool
 	// Set sets the key from text; its error says what is wrong with v.
 	Set func(s *Settings, v string) error
@@ -222,7 +220,7 @@ var keys = []Key{
 	strKey("client_id", "MQTT client `id`, unique among the broker's clients", false, func(s *Settings) *string { return &s.ClientID }),
 	strKey("username", "broker user `name`", false, func(s *Settings) *string { return &s.Username }),
 	{
-		Name: "password", Help: "broker `password` (prefer CANDEC_PASSWORD to a flag)", Secret: true,
+		Name: "password", Help: "broker `password`", Secret: true,
 		Set: func(s *Settings, v string) error { s.Password = v; return nil },
 		Get: func(*Settings) string { return "" },
 	},
@@ -253,155 +251,5 @@ var keys = []Key{
 
 // Keys returns the settings' descriptions: broker, client_id, username,
 // password, ca_file, cert_file, key_file and keepalive. `candec run`
-// makes config keys of them; AddFlags, flags.
+// makes config keys of them; every other candec command, flags.
 func Keys() []Key { return append([]Key(nil), keys...) }
-
-// FlagName returns the flag of a key: "client_id" is --client-id.
-func FlagName(key string) string { return strings.ReplaceAll(key, "_", "-") }
-
-// EnvName returns the environment variable of a key: "client_id" is
-// CANDEC_CLIENT_ID.
-func EnvName(key string) string { return EnvPrefix + strings.ToUpper(key) }
-
-// Flags are a command's connection flags, defined by AddFlags.
-type Flags struct {
-	def   Settings
-	given []given // in command-line order
-}
-
-// given is one value of a key, from a flag or a variable.
-type given struct {
-	where, key, value string
-}
-
-// AddFlags defines the connection flags on fs: --broker, --client-id,
-// --username, --ca-file, --cert-file, --key-file and --keepalive, each
-// showing def's value as its default. A value a flag cannot take
-// (--keepalive 1x) is refused when fs parses it, naming the flag. The
-// password has no flag: it comes from CANDEC_PASSWORD (or the URL).
-func AddFlags(fs *flag.FlagSet, def Settings) *Flags {
-	f := &Flags{def: def}
-	for _, k := range keys {
-		if k.Secret {
-			continue
-		}
-		name := FlagName(k.Name)
-		help := k.Help + " (env " + EnvName(k.Name) + ")"
-		switch k.Name {
-		case "client_id":
-			help = k.Help
-		case "username":
-			help = k.Help + " (env " + EnvName(k.Name) + "; the password comes from " + EnvName("password") + ")"
-		}
-		fs.Var(&flagValue{def: k.Get(&def), set: func(v string) error {
-			var scratch Settings
-			if err := k.Set(&scratch, v); err != nil {
-				return err
-			}
-			f.given = append(f.given, given{where: "--" + name, key: k.Name, value: v})
-			return nil
-		}}, name, help)
-	}
-	return f
-}
-
-// Settings returns the defaults given to AddFlags, overridden by the
-// settings' variables in environ (os.Environ's form: CANDEC_BROKER, …,
-// CANDEC_PASSWORD; not CANDEC_CLIENT_ID, which is `candec run`'s),
-// overridden by the flags given. When the broker URL
-// is not empty the result is validated; an empty one is left to the
-// caller (demo and bench then start their own broker). Every error is a
-// *SettingError naming the flag or the variable.
-func (f *Flags) Settings(environ []string) (Settings, error) {
-	s := f.def
-	where := map[string]string{}
-	for _, g := range append(envGiven(environ), f.given...) {
-		for _, k := range keys {
-			if k.Name != g.key {
-				continue
-			}
-			if err := k.Set(&s, g.value); err != nil {
-				return Settings{}, &SettingError{Where: g.where, Key: k.Name, Msg: err.Error(), Err: ErrSettings}
-			}
-			where[k.Name] = g.where
-		}
-	}
-	if s.Broker == "" {
-		return s, nil
-	}
-	if err := s.Validate(); err != nil {
-		var se *SettingError
-		if errors.As(err, &se) {
-			if se.Where = where[se.Key]; se.Where == "" {
-				se.Where = "--" + FlagName(se.Key)
-			}
-		}
-		return Settings{}, err
-	}
-	return s, nil
-}
-
-// Given reports whether a flag or variable set key.
-func (f *Flags) Given(key string) bool {
-	for _, g := range f.given {
-		if g.key == key {
-			return true
-		}
-	}
-	return false
-}
-
-// envGiven returns the values of the settings' variables in environ,
-// but CANDEC_CLIENT_ID's: exported for `candec run`, it would give a
-// watch or a replay the decoder's id, and the broker would hand them
-// the decoder's session, disconnecting it.
-func envGiven(environ []string) []given {
-	var out []given
-	for _, kv := range environ {
-		name, v, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(name, EnvPrefix) {
-			continue
-		}
-		for _, k := range keys {
-			if k.Name != "client_id" && EnvName(k.Name) == name {
-				out = append(out, given{where: name, key: k.Name, value: v})
-			}
-		}
-	}
-	return out
-}
-
-// Args returns the flags that give a candec command these settings,
-// except the client id (each process has its own) and the password,
-// which the command reads from CANDEC_PASSWORD: a command line is
-// visible to every user of the machine.
-func (s Settings) Args() []string {
-	args := []string{"--broker", s.Broker}
-	for _, k := range keys {
-		if k.Secret || k.Name == "broker" || k.Name == "client_id" {
-			continue
-		}
-		if v := k.Get(&s); v != "" {
-			args = append(args, "--"+FlagName(k.Name), v)
-		}
-	}
-	return args
-}
-
-// flagValue is a connection flag: it checks and records what the
-// command line sets, and shows the default in the help (the flag package
-// prints the default when it differs from the String of a zero
-// flagValue, "").
-type flagValue struct {
-	def string
-	set func(string) error
-}
-
-func (f *flagValue) String() string {
-	if f == nil {
-		return ""
-	}
-	return f.def
-}
-
-func (f *flagValue) Set(v string) error { return f.set(v) }

@@ -4,11 +4,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -16,118 +14,6 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 )
-
-// TestFlagsPrecedence: defaults < CANDEC_ variables < flags, for every
-// setting that has a flag; the password only from the environment, and
-// CANDEC_CLIENT_ID left to `candec run`.
-func TestFlagsPrecedence(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		environ []string
-		args    []string
-		want    Settings
-	}{
-		{"defaults", nil, nil, DefaultSettings("me")},
-		{"env over default", []string{"CANDEC_BROKER=mqtt://env:1", "CANDEC_USERNAME=u", "CANDEC_PASSWORD=p", "CANDEC_KEEPALIVE=10s", "PATH=/bin"}, nil,
-			Settings{Broker: "mqtt://env:1", ClientID: "me", Username: "u", Password: "p", KeepAlive: 10 * time.Second}},
-		{"flag over env", []string{"CANDEC_BROKER=mqtt://env:1", "CANDEC_KEEPALIVE=10s"}, []string{"--broker", "mqtts://flag", "--keepalive", "1m", "--client-id", "car7"},
-			Settings{Broker: "mqtts://flag", ClientID: "car7", KeepAlive: time.Minute}},
-		{"TLS files", nil, []string{"--broker", "mqtts://b", "--ca-file", "ca.pem", "--cert-file", "c.pem", "--key-file", "c.key"},
-			Settings{Broker: "mqtts://b", ClientID: "me", CAFile: "ca.pem", CertFile: "c.pem", KeyFile: "c.key", KeepAlive: DefaultKeepAlive}},
-		{"CANDEC_CLIENT_ID is run's", []string{"CANDEC_CLIENT_ID=candec"}, nil, DefaultSettings("me")},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("x", flag.ContinueOnError)
-			f := AddFlags(fs, DefaultSettings("me"))
-			if err := fs.Parse(tc.args); err != nil {
-				t.Fatal(err)
-			}
-			got, err := f.Settings(tc.environ)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Errorf("got %+v, want %+v", got, tc.want)
-			}
-		})
-	}
-}
-
-// TestFlagsErrors: a bad value is refused naming the flag or the
-// variable that gave it.
-func TestFlagsErrors(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		environ []string
-		args    []string
-		want    string
-	}{
-		{"keepalive not a duration", nil, []string{"--keepalive", "soon"}, `invalid value "soon" for flag -keepalive: not a duration`},
-		{"keepalive 0", nil, []string{"--keepalive", "0s"}, "flag -keepalive: must be whole seconds from 1s to 18h12m15s, got 0s"},
-		{"keepalive negative", nil, []string{"--keepalive", "-1s"}, "flag -keepalive: must be whole seconds"},
-		{"keepalive fraction", nil, []string{"--keepalive", "1500ms"}, "flag -keepalive: must be whole seconds"},
-		{"keepalive too long", nil, []string{"--keepalive", "19h"}, "flag -keepalive: must be whole seconds"},
-		{"keepalive from env", []string{"CANDEC_KEEPALIVE=1x"}, nil, `CANDEC_KEEPALIVE: not a duration (like 100ms or 5s): "1x"`},
-		{"bad URL", nil, []string{"--broker", "localhost:1883"}, `--broker: bad broker URL "localhost:1883": must be mqtt://host:port or mqtts://host:port`},
-		{"bad URL from env", []string{"CANDEC_BROKER=http://x"}, nil, `CANDEC_BROKER: bad broker URL "http://x": scheme must be`},
-		{"CA file on mqtt://", nil, []string{"--ca-file", "ca.pem"}, "--ca-file: needs an mqtts:// broker URL, got mqtt://127.0.0.1:1883"},
-		{"key without cert", nil, []string{"--broker", "mqtts://b", "--key-file", "k.pem"}, "--key-file: needs cert_file too"},
-		{"empty client id", nil, []string{"--client-id", ""}, "--client-id: must not be empty"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			fs := flag.NewFlagSet("x", flag.ContinueOnError)
-			fs.SetOutput(io.Discard)
-			f := AddFlags(fs, DefaultSettings("me"))
-			err := fs.Parse(tc.args)
-			if err == nil {
-				_, err = f.Settings(tc.environ)
-			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v, want it to contain %q", err, tc.want)
-			}
-		})
-	}
-}
-
-func TestFlagsHelp(t *testing.T) {
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	AddFlags(fs, DefaultSettings("me"))
-	for _, name := range []string{"broker", "client-id", "username", "ca-file", "cert-file", "key-file", "keepalive"} {
-		if fs.Lookup(name) == nil {
-			t.Errorf("no flag --%s", name)
-		}
-	}
-	if fs.Lookup("password") != nil {
-		t.Error("a --password flag: a command line is visible to every user")
-	}
-	if got := fs.Lookup("keepalive").DefValue; got != "30s" {
-		t.Errorf("--keepalive default %q, want 30s", got)
-	}
-}
-
-// TestArgs: the flags Args gives set the same settings again, but for
-// the client id and the password.
-func TestArgs(t *testing.T) {
-	in := Settings{Broker: "mqtts://b:1", ClientID: "x", Username: "u", Password: "secret", CAFile: "/ca.pem", CertFile: "/c.pem", KeyFile: "/c.key", KeepAlive: time.Minute}
-	args := in.Args()
-	if strings.Contains(strings.Join(args, " "), "secret") {
-		t.Fatalf("args %q carry the password", args)
-	}
-	fs := flag.NewFlagSet("x", flag.ContinueOnError)
-	f := AddFlags(fs, DefaultSettings("y"))
-	if err := fs.Parse(args); err != nil {
-		t.Fatal(err)
-	}
-	got, err := f.Settings([]string{"CANDEC_PASSWORD=secret"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := in
-	want.ClientID = "y"
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got %+v, want %+v", got, want)
-	}
-}
 
 func TestValidateWraps(t *testing.T) {
 	for _, tc := range []struct {

@@ -63,10 +63,10 @@
 // # Offline
 //
 // RunOffline is the one driver of an Engine on a capture: it reads every
-// frame of a capture.Source, runs it through the Engine on the frames'
-// clock, lets time run on by an optional tail and flushes, which is what
-// the live service publishes for the same frames when stopped at that
-// time. decode --policy, tune and the tests that hold the live service
+// frame of a Source (one method, Next: a capture.Source is one), runs
+// it through the Engine on the frames' clock, lets time run on by an
+// optional tail and flushes, which is what the live service publishes
+// for the same frames when stopped at that time. decode --policy, tune and the tests that hold the live service
 // to the offline run all call it. With a LineWriter as the Engine's Sink
 // it writes the messages as "topic payload" lines:
 //

@@ -8,7 +8,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/frame"
 )
 
@@ -20,6 +19,16 @@ var (
 	// ErrTail: OfflineOptions.Tail is negative.
 	ErrTail = errors.New("pipeline: negative tail")
 )
+
+// Source gives RunOffline its frames, one at a time: a capture.Source
+// (any of capture's readers) is one, and so is anything else that can
+// fill a frame. Next overwrites *f with the next frame and returns io.EOF
+// after the last one; any other error ends the run there (see
+// RunOffline). The engine needs nothing else of a capture, so the
+// service, which has no capture, does not link the readers.
+type Source interface {
+	Next(f *frame.Frame) error
+}
 
 // checkEvery is how many frames RunOffline runs between two looks at its
 // context: often enough for an interrupt to feel immediate, rarely
@@ -71,7 +80,7 @@ type OfflineResult struct {
 // looked at every few thousand frames and after a read error.
 //
 // RunOffline allocates nothing per frame.
-func RunOffline(ctx context.Context, src capture.Source, eng *Engine, opts OfflineOptions) (OfflineResult, error) {
+func RunOffline(ctx context.Context, src Source, eng *Engine, opts OfflineOptions) (OfflineResult, error) {
 	var res OfflineResult
 	if opts.Tail < 0 {
 		return res, fmt.Errorf("%w: %s", ErrTail, opts.Tail)

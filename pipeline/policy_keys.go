@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"path"
 	"strings"
 	"time"
@@ -10,9 +11,10 @@ import (
 
 // The keys of a policy file, each described once: policyKeys are the
 // settings, selectorKeys what a rule matches on. The parser, the merge of
-// defaults and rules, the list of keys in errors and the tables in
-// docs/policy.md (checked by a test) all come from these tables, so a new
-// setting is one row and the field it is kept in.
+// defaults and rules, the list of keys in errors, a resolved policy's
+// text (Policy.Describe) and the tables in docs/policy.md (checked by a
+// test) all come from these tables, so a new setting is one row and the
+// field it is kept in.
 
 // settings are the keys one section (defaults or a rule) sets; bit i of
 // set says that policyKeys[i] is set.
@@ -41,6 +43,12 @@ type policyKey struct {
 	def  string
 	note string // what def means, where that needs saying
 	doc  string
+	// text is the key's part of Policy.Describe ("cap 20 Hz"), "" when
+	// the key is at rest; nil for a key another row shows (the
+	// deadbands are on_change's; publish false is the whole text) or
+	// that a resolved policy does not keep (stale_cycles and
+	// stale_default become StaleAfter).
+	text func(p *Policy) string
 }
 
 // policyKeys lists every setting, in the order of the documentation and
@@ -49,21 +57,72 @@ var policyKeys = [...]policyKey{
 	{name: "publish", typ: boolKey(func(s *settings) *bool { return &s.pol.Publish }), def: "true",
 		doc: "`false`: the signal is never published (no topic either)."},
 	{name: "max_rate", typ: numberKey(func(s *settings) *float64 { return &s.pol.MaxRate }), unit: "Hz", def: "0", note: "no cap",
-		doc: "at most one envelope per 1/`max_rate` s: after a window closes, the message's next frame goes out at once (fresh); if the message stopped, the last value held still goes out (trailing). See \"Rate cap\" below."},
-	{name: "on_change", typ: boolKey(func(s *settings) *bool { return &s.pol.OnChange }), def: "false",
+		text: func(p *Policy) string { return textIf(p.MaxRate > 0, "cap %g Hz", p.MaxRate) },
+		doc:  "at most one envelope per 1/`max_rate` s: after a window closes, the message's next frame goes out at once (fresh); if the message stopped, the last value held still goes out (trailing). See \"Rate cap\" below."},
+	{name: "on_change", typ: boolKey(func(s *settings) *bool { return &s.pol.OnChange }), def: "false", text: onChangeText,
 		doc: "publish a value only when it differs from the last one published by more than the deadbands."},
 	{name: "deadband", typ: numberKey(func(s *settings) *float64 { return &s.pol.Deadband }), def: "0",
 		doc: "absolute deadband, in the signal's unit: a change of at most this much is not a change."},
 	{name: "deadband_pct", typ: numberKey(func(s *settings) *float64 { return &s.pol.DeadbandPct }), def: "0",
 		doc: "relative deadband, in percent of the magnitude of the last value published."},
 	{name: "heartbeat", typ: durationKey(func(s *settings) *time.Duration { return &s.pol.Heartbeat }), def: "0", note: "none",
-		doc: "publish the current value again when nothing was published for this long."},
+		text: func(p *Policy) string { return textIf(p.Heartbeat > 0, "heartbeat %v", p.Heartbeat) },
+		doc:  "publish the current value again when nothing was published for this long."},
 	{name: "stale_after", typ: durationKey(func(s *settings) *time.Duration { return &s.pol.StaleAfter }),
-		doc: "flag the signal stale when its message has sent no frame for longer than this; `0` never. Overrides `stale_cycles` for the signals it applies to."},
+		text: func(p *Policy) string { return textIf(p.StaleAfter > 0, "stale %v", p.StaleAfter) },
+		doc:  "flag the signal stale when its message has sent no frame for longer than this; `0` never. Overrides `stale_cycles` for the signals it applies to."},
 	{name: "stale_cycles", typ: numberKey(func(s *settings) *float64 { return &s.staleCycles }), def: "0", note: "never",
 		doc: "`stale_after` as a multiple of the message's cycle time (`GenMsgCycleTime` in the DBC)."},
 	{name: "stale_default", typ: durationKey(func(s *settings) *time.Duration { return &s.staleDefault }), def: "0", note: "never",
 		doc: "`stale_after` for signals whose message has no cycle time, where no `stale_after` applies."},
+}
+
+// Describe summarises a resolved policy for a person, from the text of
+// each key in policyKeys: "cap 20 Hz, on change ±0.5, heartbeat 1s,
+// stale 1.5s"; "every value" when no key limits it, "not published"
+// when publish is false.
+func (p Policy) Describe() string {
+	if !p.Publish {
+		return "not published"
+	}
+	var parts []string
+	for i := range policyKeys {
+		if text := policyKeys[i].text; text != nil {
+			if s := text(&p); s != "" {
+				parts = append(parts, s)
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return "every value"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// textIf is a key's text when set, "" when not.
+func textIf(set bool, format string, args ...any) string {
+	if !set {
+		return ""
+	}
+	return fmt.Sprintf(format, args...)
+}
+
+// onChangeText is on_change's text, with the deadbands that only it
+// uses: "on change ±0.5/±2%".
+func onChangeText(p *Policy) string {
+	if !p.OnChange {
+		return ""
+	}
+	s := "on change"
+	switch {
+	case p.Deadband > 0 && p.DeadbandPct > 0:
+		s += fmt.Sprintf(" ±%g/±%g%%", p.Deadband, p.DeadbandPct)
+	case p.Deadband > 0:
+		s += fmt.Sprintf(" ±%g", p.Deadband)
+	case p.DeadbandPct > 0:
+		s += fmt.Sprintf(" ±%g%%", p.DeadbandPct)
+	}
+	return s
 }
 
 // keyType is how a setting's value is written, read and checked, and

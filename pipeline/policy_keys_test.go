@@ -140,3 +140,67 @@ func TestPolicyKeyNames(t *testing.T) {
 		t.Errorf("unknown key in a rule: %v, want it to end in %q", err, want)
 	}
 }
+
+// TestDescribe: a resolved policy's text names what limits it, in the
+// order of the keys.
+func TestDescribe(t *testing.T) {
+	tests := []struct {
+		p    Policy
+		want string
+	}{
+		{Policy{}, "not published"},
+		{Policy{Publish: true}, "every value"},
+		{Policy{Publish: true, MaxRate: 50}, "cap 50 Hz"},
+		{Policy{Publish: true, MaxRate: 20, OnChange: true, Deadband: 0.5, Heartbeat: 1e9, StaleAfter: 15e8}, "cap 20 Hz, on change ±0.5, heartbeat 1s, stale 1.5s"},
+		{Policy{Publish: true, OnChange: true, DeadbandPct: 2}, "on change ±2%"},
+	}
+	for _, tt := range tests {
+		if got := tt.p.Describe(); got != tt.want {
+			t.Errorf("Describe(%+v) = %q, want %q", tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestPolicyKeysText checks, for every setting, that two values that
+// resolve differently read differently in Policy.Describe: a key added
+// without its text (or shown by no other row) fails here.
+func TestPolicyKeysText(t *testing.T) {
+	db := testDB(t)
+	values := map[string][2]string{
+		"bool":     {"true", "false"},
+		"number":   {"1", "2"},
+		"duration": {"1s", "2s"},
+	}
+	for _, k := range policyKeys {
+		v := values[k.typ.name]
+		// on_change shows the deadbands; a stale_after would hide
+		// stale_cycles and stale_default.
+		base := "  on_change: true\n"
+		if k.name == "on_change" {
+			base = ""
+		}
+		parse := func(val string) *PolicyFile {
+			t.Helper()
+			p, err := ParsePolicy(k.name+".yaml", []byte(fmt.Sprintf("defaults:\n%s  %s: %s\n", base, k.name, val)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		a, b := parse(v[0]), parse(v[1])
+		differs := false
+		for _, s := range db.Signals {
+			pa, pb := a.Resolve(s), b.Resolve(s)
+			if pa == pb {
+				continue
+			}
+			differs = true
+			if pa.Describe() == pb.Describe() {
+				t.Errorf("%s: %s = %s and %s resolve to %+v and %+v, both described as %q", s.Name, k.name, v[0], v[1], pa, pb, pa.Describe())
+			}
+		}
+		if !differs {
+			t.Errorf("%s: %s and %s resolve alike for every signal", k.name, v[0], v[1])
+		}
+	}
+}

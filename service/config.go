@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/internal/flagenv"
 	"github.com/yukart/candec/internal/readfile"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/pipeline"
@@ -45,7 +46,7 @@ const (
 
 // EnvPrefix starts the name of every environment variable that sets a
 // config key: CANDEC_BROKER sets broker, CANDEC_DBC sets dbc.
-const EnvPrefix = mqttclient.EnvPrefix
+const EnvPrefix = flagenv.EnvPrefix
 
 // EnvConfig names the config file of `candec run`, like --config.
 const EnvConfig = "CANDEC_CONFIG"
@@ -156,7 +157,9 @@ func (c *Config) errorf(key, format string, args ...any) error {
 	return &ConfigError{Where: c.origin[key], Key: key, Msg: fmt.Sprintf(format, args...)}
 }
 
-// key is one config key: its YAML name and how to set it from text.
+// key is one config key: its YAML name, its help, and how to set it from
+// text and write it as text. A new key is one row of keys and the field
+// of Config it is kept in.
 type key struct {
 	name string
 	help string
@@ -165,59 +168,83 @@ type key struct {
 	// to the file's directory.
 	path bool
 	set  func(c *Config, v string) error
-	// get returns the value as text, for the connection's keys; the
-	// others are in Config.text.
+	// get returns the value as the text that would set it ("" for the
+	// password, which is never shown).
 	get func(c *Config) string
 }
 
-func str(f func(c *Config) *string) func(*Config, string) error {
-	return func(c *Config, v string) error { *f(c) = v; return nil }
+// strKey is a key of text kept in *f(c).
+func strKey(name, help string, f func(c *Config) *string) key {
+	return key{
+		name: name, help: help,
+		set: func(c *Config, v string) error { *f(c) = v; return nil },
+		get: func(c *Config) string { return *f(c) },
+	}
 }
 
-func dur(f func(c *Config) *time.Duration) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return fmt.Errorf("not a duration (like 100ms or 5s): %s", quote(v))
-		}
-		*f(c) = d
-		return nil
+// durKey is a key of a duration kept in *f(c).
+func durKey(name, help string, f func(c *Config) *time.Duration) key {
+	return key{
+		name: name, help: help,
+		set: func(c *Config, v string) error {
+			d, err := time.ParseDuration(v)
+			if err != nil {
+				return fmt.Errorf("not a duration (like 100ms or 5s): %s", quote(v))
+			}
+			*f(c) = d
+			return nil
+		},
+		get: func(c *Config) string { return f(c).String() },
 	}
+}
+
+// pathKey marks k's value as a file name.
+func pathKey(k key) key {
+	k.path = true
+	return k
 }
 
 // keys lists every config key, in the order the documentation gives:
 // the connection's, as mqttclient describes them, then the service's.
 var keys = append(connectionKeys(), []key{
-	{name: "qos", help: "`QoS` of the raw subscription and the envelopes, 0 or 1", set: func(c *Config, v string) error {
-		q, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("not an integer: %s", quote(v))
-		}
-		c.QoS = q
-		return nil
-	}},
-	{name: "raw_topic", help: "raw batch `topic` (a filter)", set: str(func(c *Config) *string { return &c.RawTopic })},
-	{name: "status_topic", help: "status `topic` (online/offline, retained)", set: str(func(c *Config) *string { return &c.StatusTopic })},
-	{name: "topic_template", help: "signal topic `template`: {signal}, {message}, {bus}, {sa}", set: str(func(c *Config) *string { return &c.TopicTemplate })},
-	{name: "encoding", help: "envelope `encoding`: json or msgpack", set: str(func(c *Config) *string { return &c.Encoding })},
-	{name: "window_topic", help: "window stream `topic`; empty for none", set: str(func(c *Config) *string { return &c.WindowTopic })},
-	{name: "window_period", help: "window stream window in frame time, a `duration` > 0", set: dur(func(c *Config) *time.Duration { return &c.WindowPeriod })},
-	{name: "dbc", help: "DBC `files` (comma-separated)", list: true, path: true, set: func(c *Config, v string) error {
-		c.DBC = nil
-		for _, f := range strings.Split(v, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				c.DBC = append(c.DBC, f)
+	{
+		name: "qos", help: "`QoS` of the raw subscription and the envelopes, 0 or 1",
+		set: func(c *Config, v string) error {
+			q, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("not an integer: %s", quote(v))
 			}
-		}
-		return nil
-	}},
-	{name: "policy", path: true, help: "policy `file`; empty for the built-in default", set: str(func(c *Config) *string { return &c.Policy })},
-	{name: "metrics_addr", help: "listen `address` of /metrics and /healthz (host:port); empty for none", set: str(func(c *Config) *string { return &c.MetricsAddr })},
-	{name: "log_format", help: "log `format`: text or json", set: str(func(c *Config) *string { return &c.LogFormat })},
-	{name: "log_level", help: "log `level`: debug, info, warn or error", set: str(func(c *Config) *string { return &c.LogLevel })},
-	{name: "clock_lag", help: "how far policy time trails the frames when they stop, a `duration` >= 0", set: dur(func(c *Config) *time.Duration { return &c.ClockLag })},
-	{name: "reconnect_max", help: "longest wait between connection attempts, a `duration` >= 100ms", set: dur(func(c *Config) *time.Duration { return &c.ReconnectMax })},
-	{name: "shutdown_timeout", help: "bound on the final flush and offline publish, a `duration` > 0", set: dur(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
+			c.QoS = q
+			return nil
+		},
+		get: func(c *Config) string { return strconv.Itoa(c.QoS) },
+	},
+	strKey("raw_topic", "raw batch `topic` (a filter)", func(c *Config) *string { return &c.RawTopic }),
+	strKey("status_topic", "status `topic` (online/offline, retained)", func(c *Config) *string { return &c.StatusTopic }),
+	strKey("topic_template", "signal topic `template`: {signal}, {message}, {bus}, {sa}", func(c *Config) *string { return &c.TopicTemplate }),
+	strKey("encoding", "envelope `encoding`: json or msgpack", func(c *Config) *string { return &c.Encoding }),
+	strKey("window_topic", "window stream `topic`; empty for none", func(c *Config) *string { return &c.WindowTopic }),
+	durKey("window_period", "window stream window in frame time, a `duration` > 0", func(c *Config) *time.Duration { return &c.WindowPeriod }),
+	{
+		name: "dbc", help: "DBC `files` (comma-separated)", list: true, path: true,
+		set: func(c *Config, v string) error {
+			c.DBC = nil
+			for _, f := range strings.Split(v, ",") {
+				if f = strings.TrimSpace(f); f != "" {
+					c.DBC = append(c.DBC, f)
+				}
+			}
+			return nil
+		},
+		get: func(c *Config) string { return strings.Join(c.DBC, ",") },
+	},
+	pathKey(strKey("policy", "policy `file`; empty for the built-in default", func(c *Config) *string { return &c.Policy })),
+	strKey("metrics_addr", "listen `address` of /metrics and /healthz (host:port); empty for none", func(c *Config) *string { return &c.MetricsAddr }),
+	strKey("log_format", "log `format`: text or json", func(c *Config) *string { return &c.LogFormat }),
+	strKey("log_level", "log `level`: debug, info, warn or error", func(c *Config) *string { return &c.LogLevel }),
+	durKey("clock_lag", "how far policy time trails the frames when they stop, a `duration` >= 0", func(c *Config) *time.Duration { return &c.ClockLag }),
+	durKey("reconnect_max", "longest wait between connection attempts, a `duration` >= 100ms", func(c *Config) *time.Duration { return &c.ReconnectMax }),
+	durKey("shutdown_timeout", "bound on the final flush and offline publish, a `duration` > 0", func(c *Config) *time.Duration { return &c.ShutdownTimeout }),
 }...)
 
 // connectionKeys makes config keys of mqttclient's settings: one
@@ -226,8 +253,12 @@ var keys = append(connectionKeys(), []key{
 func connectionKeys() []key {
 	var out []key
 	for _, k := range mqttclient.Keys() {
+		help := k.Help
+		if k.Secret {
+			help += " (prefer " + EnvName(k.Name) + " to a flag)"
+		}
 		out = append(out, key{
-			name: k.Name, help: k.Help, path: k.Path,
+			name: k.Name, help: help, path: k.Path,
 			set: func(c *Config, v string) error { return k.Set(&c.Settings, v) },
 			get: func(c *Config) string { return k.Get(&c.Settings) },
 		})
@@ -245,11 +276,11 @@ func findKey(name string) *key {
 }
 
 // FlagName returns the flag of a key: "client_id" is --client-id.
-func FlagName(key string) string { return mqttclient.FlagName(key) }
+func FlagName(key string) string { return flagenv.FlagName(key) }
 
 // EnvName returns the environment variable of a key: "client_id" is
 // CANDEC_CLIENT_ID.
-func EnvName(key string) string { return mqttclient.EnvName(key) }
+func EnvName(key string) string { return flagenv.EnvName(key) }
 
 // Override is one value that replaces a key's value from the file.
 type Override struct {
@@ -291,7 +322,7 @@ func RegisterFlags(fs *flag.FlagSet) *FlagOverrides {
 	def := DefaultConfig()
 	for _, k := range keys {
 		name := FlagName(k.name)
-		fs.Var(&flagValue{def: def.text(k.name), set: func(v string) error {
+		fs.Var(&flagenv.Value{Default: k.get(&def), Record: func(v string) error {
 			fo.list = append(fo.list, Override{Where: "flag --" + name, Key: k.name, Value: v})
 			return nil
 		}}, name, k.help+" (env "+EnvName(k.name)+")")
@@ -299,59 +330,10 @@ func RegisterFlags(fs *flag.FlagSet) *FlagOverrides {
 	return fo
 }
 
-// flagValue is a config flag: it records what the command line sets, and
-// shows the key's default in the help (the flag package prints the
-// default when it differs from the String of a zero flagValue, "").
-type flagValue struct {
-	def string
-	set func(string) error
-}
-
-func (f *flagValue) String() string {
-	if f == nil {
-		return ""
-	}
-	return f.def
-}
-
-func (f *flagValue) Set(v string) error { return f.set(v) }
-
 // text returns the value of key as the text that would set it.
 func (c *Config) text(key string) string {
-	if k := findKey(key); k != nil && k.get != nil {
-		return k.get(c) // the password is never shown
-	}
-	switch key {
-	case "qos":
-		return strconv.Itoa(c.QoS)
-	case "raw_topic":
-		return c.RawTopic
-	case "status_topic":
-		return c.StatusTopic
-	case "topic_template":
-		return c.TopicTemplate
-	case "encoding":
-		return c.Encoding
-	case "window_topic":
-		return c.WindowTopic
-	case "window_period":
-		return c.WindowPeriod.String()
-	case "dbc":
-		return strings.Join(c.DBC, ",")
-	case "policy":
-		return c.Policy
-	case "metrics_addr":
-		return c.MetricsAddr
-	case "log_format":
-		return c.LogFormat
-	case "log_level":
-		return c.LogLevel
-	case "clock_lag":
-		return c.ClockLag.String()
-	case "reconnect_max":
-		return c.ReconnectMax.String()
-	case "shutdown_timeout":
-		return c.ShutdownTimeout.String()
+	if k := findKey(key); k != nil {
+		return k.get(c)
 	}
 	return ""
 }

@@ -196,7 +196,7 @@ func TestFlagHelp(t *testing.T) {
 		if name == "" || name == "value" {
 			t.Errorf("--%s: got placeholder %q, want one that says what the value is", f.Name, name)
 		}
-		want := def.text(k.name)
+		want := k.get(&def)
 		if f.DefValue != want {
 			t.Errorf("--%s: got default %q, want %q", f.Name, f.DefValue, want)
 		}
@@ -251,6 +251,48 @@ func TestConfigErrorsCutLongText(t *testing.T) {
 		}
 		if s := err.Error(); len(s) > 1000 || strings.Contains(s, "\x1b") {
 			t.Errorf("%s: got an error of %d bytes, want at most 1000 (the known keys listed) and no ESC: %.200q", tt.name, len(s), s)
+		}
+	}
+}
+
+// TestKeysText: every key says its value as text in its own row, and
+// that text sets the same value again: a key added without it fails
+// here, not in `run -h` or in what a reload compares.
+func TestKeysText(t *testing.T) {
+	c, err := LoadConfig("", []Override{
+		{Key: "broker", Value: "mqtts://b:8883"}, {Key: "client_id", Value: "car7"}, {Key: "username", Value: "u"},
+		{Key: "password", Value: "p"}, {Key: "ca_file", Value: "ca.pem"}, {Key: "cert_file", Value: "c.pem"},
+		{Key: "key_file", Value: "c.key"}, {Key: "keepalive", Value: "1m"}, {Key: "qos", Value: "1"},
+		{Key: "raw_topic", Value: "r/#"}, {Key: "status_topic", Value: "s/t"}, {Key: "topic_template", Value: "v/{message}/{signal}"},
+		{Key: "encoding", Value: "msgpack"}, {Key: "window_topic", Value: "w/t"}, {Key: "window_period", Value: "20ms"},
+		{Key: "dbc", Value: "a.dbc,b.dbc"}, {Key: "policy", Value: "p.yaml"}, {Key: "metrics_addr", Value: ":9000"},
+		{Key: "log_format", Value: "json"}, {Key: "log_level", Value: "debug"}, {Key: "clock_lag", Value: "1s"},
+		{Key: "reconnect_max", Value: "2s"}, {Key: "shutdown_timeout", Value: "3s"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := DefaultConfig()
+	for _, k := range keys {
+		if k.get == nil {
+			t.Errorf("key %s: no text form in its row", k.name)
+			continue
+		}
+		text := c.text(k.name)
+		if k.name == "password" {
+			if text != "" {
+				t.Errorf("password shown as %q, want it never shown", text)
+			}
+			continue
+		}
+		if text == def.text(k.name) {
+			t.Errorf("key %s: text %q is the default's; the test must set every key", k.name, text)
+		}
+		again := DefaultConfig()
+		if err := again.Set(Override{Key: k.name, Value: text}); err != nil {
+			t.Errorf("key %s: its text %q does not set it: %v", k.name, text, err)
+		} else if got := again.text(k.name); got != text {
+			t.Errorf("key %s: got %q after setting %q, want it unchanged", k.name, got, text)
 		}
 	}
 }

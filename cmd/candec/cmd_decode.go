@@ -40,16 +40,6 @@ func (d *dbcFlag) Set(v string) error {
 	return nil
 }
 
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 func runDecode(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "decode", "--dbc [IFACE=]FILE[,FILE] [flags] CAPTURE|DIR...|-")
 	var dbcs dbcFlag

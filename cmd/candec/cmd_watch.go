@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"golang.org/x/term"
 
+	"github.com/yukart/candec/internal/brokerflags"
 	"github.com/yukart/candec/internal/watch"
 	"github.com/yukart/candec/mqttclient"
 )
@@ -23,51 +25,46 @@ const (
 	maxWatchInterval = time.Hour
 )
 
+// watchFlags are watch's flags.
+type watchFlags struct {
+	conn           *brokerflags.Flags
+	interval       *time.Duration
+	duration       *time.Duration
+	staleAfter     *time.Duration
+	connectTimeout *time.Duration
+	quiet          *bool
+	asJSON         *bool
+}
+
 func runWatch(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "watch", "[flags] [FILTER...]  (default: yukart/vehicle/+ and the decoder's status)")
-	conn := brokerFlags(fs, fmt.Sprintf("candec-watch-%d", time.Now().UnixNano()%1e6))
-	interval := fs.Duration("interval", time.Second, fmt.Sprintf("refresh the live view every `D`, %v to %v", minWatchInterval, maxWatchInterval))
-	duration := fs.Duration("duration", 0, "stop after `D`; 0: at Ctrl-C")
-	staleAfter := fs.Duration("stale", watch.DefaultStaleAfter, "flag a signal or raw topic OLD when its last live message is older than `D` (positive)")
-	connectTimeout := fs.Duration("connect-timeout", defaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the connection within `D`, at most %v", maxConnectTimeout))
-	quiet := fs.Bool("quiet", false, "no live view: only the summary at the end")
-	asJSON := fs.Bool("json", false, "write the summary as JSON (for scripts)")
+	f := defineWatchFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := firstError(
-		durationIn("watch", "--interval", *interval, minWatchInterval, maxWatchInterval),
-		durationAtLeast("watch", "--duration", *duration, 0),
-		durationAtLeast("watch", "--stale", *staleAfter, time.Nanosecond),
-		durationIn("watch", "--connect-timeout", *connectTimeout, time.Millisecond, maxConnectTimeout),
-	); err != nil {
+	if err := f.check(); err != nil {
 		return err
 	}
-	settings, err := brokerSettings("watch", conn)
+	settings, err := brokerSettings("watch", f.conn)
 	if err != nil {
 		return err
 	}
-	filters := fs.Args()
-	if len(filters) == 0 {
-		filters = []string{"yukart/vehicle/+", "yukart/decoder/status"}
+	filters, err := watchFilters(fs.Args())
+	if err != nil {
+		return err
 	}
-	for _, f := range filters {
-		if err := watch.ValidateFilter(f); err != nil {
-			return &exitError{2, err}
-		}
-	}
-	if *duration > 0 {
+	if *f.duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, *duration)
+		ctx, cancel = context.WithTimeout(ctx, *f.duration)
 		defer cancel()
 	}
 
-	mon := watch.New(watch.Config{StaleAfter: *staleAfter})
+	mon := watch.New(watch.Config{StaleAfter: *f.staleAfter})
 	subs := watch.NewSubscriber(ctx, filters)
 	attempts := mqttclient.NewAttempts()
 	cm, err := mqttclient.Connect(ctx, mqttclient.Config{
 		Settings:       settings,
-		ConnectTimeout: *connectTimeout,
+		ConnectTimeout: *f.connectTimeout,
 		OnPublish:      func(p *paho.Publish) { mon.Publish(p, time.Now()) },
 		OnUp:           func(cm *autopaho.ConnectionManager, _ *paho.Connack) { subs.Up(cm.Subscribe) },
 		OnDown:         subs.Down,
@@ -76,60 +73,118 @@ func runWatch(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return &exitError{2, fmt.Errorf("watch: %w", err)}
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = cm.Disconnect(dctx)
-	}()
-	if err := attempts.Await(ctx, cm, settings.Broker, *connectTimeout); err != nil {
+	defer disconnect(cm, time.Second)
+	if err := attempts.Await(ctx, cm, settings.Broker, *f.connectTimeout); err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
 
-	live := !*quiet && !*asJSON
-	tty := isTerminal(e.stderr)
-	tick := time.NewTicker(*interval)
+	view := liveView{e: e, broker: settings.Broker, filters: filters, mon: mon, tty: isTerminal(e.stderr)}
+	if err := view.run(ctx, subs, *f.interval, !*f.quiet && !*f.asJSON); err != nil {
+		return err
+	}
+	return writeWatchSummary(e, mon, *f.quiet, *f.asJSON)
+}
+
+// defineWatchFlags defines watch's flags on fs.
+func defineWatchFlags(fs *flag.FlagSet) *watchFlags {
+	return &watchFlags{
+		conn:           brokerFlags(fs, fmt.Sprintf("candec-watch-%d", time.Now().UnixNano()%1e6)),
+		interval:       fs.Duration("interval", time.Second, fmt.Sprintf("refresh the live view every `D`, %v to %v", minWatchInterval, maxWatchInterval)),
+		duration:       fs.Duration("duration", 0, "stop after `D`; 0: at Ctrl-C"),
+		staleAfter:     fs.Duration("stale", watch.DefaultStaleAfter, "flag a signal or raw topic OLD when its last live message is older than `D` (positive)"),
+		connectTimeout: fs.Duration("connect-timeout", defaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the connection within `D`, at most %v", maxConnectTimeout)),
+		quiet:          fs.Bool("quiet", false, "no live view: only the summary at the end"),
+		asJSON:         fs.Bool("json", false, "write the summary as JSON (for scripts)"),
+	}
+}
+
+// check refuses a duration out of its range, naming the flag.
+func (f *watchFlags) check() error {
+	return firstError(
+		durationIn("watch", "--interval", *f.interval, minWatchInterval, maxWatchInterval),
+		durationAtLeast("watch", "--duration", *f.duration, 0),
+		durationAtLeast("watch", "--stale", *f.staleAfter, time.Nanosecond),
+		durationIn("watch", "--connect-timeout", *f.connectTimeout, time.Millisecond, maxConnectTimeout),
+	)
+}
+
+// watchFilters returns the topic filters to watch: those given, or the
+// signals' and the decoder's status. A bad one is exit status 2.
+func watchFilters(args []string) ([]string, error) {
+	filters := args
+	if len(filters) == 0 {
+		filters = []string{"yukart/vehicle/+", "yukart/decoder/status"}
+	}
+	for _, f := range filters {
+		if err := watch.ValidateFilter(f); err != nil {
+			return nil, &exitError{2, err}
+		}
+	}
+	return filters, nil
+}
+
+// liveView is what watch shows while it runs, on standard error: the
+// table, redrawn on a terminal, or a line of counts per tick.
+type liveView struct {
+	e       env
+	broker  string
+	filters []string
+	mon     *watch.Monitor
+	tty     bool
+}
+
+// run shows the view every interval (when live) until ctx ends, or
+// returns the subscription's fatal error.
+func (v liveView) run(ctx context.Context, subs *watch.Subscriber, interval time.Duration, live bool) error {
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
-loop:
 	for {
 		select {
 		case <-ctx.Done():
-			break loop
+			return nil
 		case err := <-subs.Fatal():
 			return err
 		case now := <-tick.C:
 			if !live {
 				continue
 			}
-			stats := mon.Snapshot(now)
-			if tty {
-				width, height := 0, 0
-				if w, h, err := term.GetSize(int(e.stderr.(*os.File).Fd())); err == nil {
-					width, height = w, h
-				}
-				// Two lines of heading above the table, and the last
-				// line left empty so that the screen does not scroll.
-				rows := 0
-				if height > 0 {
-					rows = max(height-3, 1)
-				}
-				fmt.Fprint(e.stderr, "\x1b[H\x1b[2J") // home, clear
-				fmt.Fprintln(e.stderr, watch.Truncate(fmt.Sprintf("candec watch %s %v   %s   (Ctrl-C for the summary)", settings.Broker, filters, now.Format("15:04:05")), width))
-				fmt.Fprintln(e.stderr)
-				_ = watch.WriteTableFit(e.stderr, stats, width, rows)
+			if v.tty {
+				v.drawTable(now)
 			} else {
-				s := mon.Summary(now)
-				fmt.Fprintf(e.stderr, "%s  %d topics  %s messages  lost %s\n", now.Format("15:04:05"), s.Topics, numfmt.Count(s.Messages), numfmt.Count(s.Lost))
+				s := v.mon.Summary(now)
+				fmt.Fprintf(v.e.stderr, "%s  %d topics  %s messages  lost %s\n", now.Format("15:04:05"), s.Topics, numfmt.Count(s.Messages), numfmt.Count(s.Lost))
 			}
 		}
 	}
+}
 
-	now := time.Now()
-	s := mon.Summary(now)
-	if *asJSON {
-		enc := json.NewEncoder(e.stdout)
-		return enc.Encode(s)
+// drawTable clears the terminal and draws the table, fitted to it.
+func (v liveView) drawTable(now time.Time) {
+	stats := v.mon.Snapshot(now)
+	width, height := 0, 0
+	if w, h, err := term.GetSize(int(v.e.stderr.(*os.File).Fd())); err == nil {
+		width, height = w, h
 	}
-	if !*quiet {
+	// Two lines of heading above the table, and the last line left
+	// empty so that the screen does not scroll.
+	rows := 0
+	if height > 0 {
+		rows = max(height-3, 1)
+	}
+	fmt.Fprint(v.e.stderr, "\x1b[H\x1b[2J") // home, clear
+	fmt.Fprintln(v.e.stderr, watch.Truncate(fmt.Sprintf("candec watch %s %v   %s   (Ctrl-C for the summary)", v.broker, v.filters, now.Format("15:04:05")), width))
+	fmt.Fprintln(v.e.stderr)
+	_ = watch.WriteTableFit(v.e.stderr, stats, width, rows)
+}
+
+// writeWatchSummary writes what was seen, on standard output: JSON, or
+// the table (unless quiet) and the summary.
+func writeWatchSummary(e env, mon *watch.Monitor, quiet, asJSON bool) error {
+	s := mon.Summary(time.Now())
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(s)
+	}
+	if !quiet {
 		_ = watch.WriteTable(e.stdout, s.TopicStats)
 		fmt.Fprintln(e.stdout)
 	}

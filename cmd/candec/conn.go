@@ -10,6 +10,8 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 
+	"github.com/yukart/candec/internal/brokerflags"
+	"github.com/yukart/candec/internal/flagenv"
 	"github.com/yukart/candec/mqttclient"
 )
 
@@ -20,20 +22,20 @@ const (
 )
 
 // brokerFlags defines the connection flags every command that reaches a
-// broker has (mqttclient.AddFlags): --broker, --client-id, --username,
+// broker has (brokerflags.AddFlags): --broker, --client-id, --username,
 // --ca-file, --cert-file, --key-file, --keepalive; the password comes
 // from CANDEC_PASSWORD.
-func brokerFlags(fs *flag.FlagSet, clientID string) *mqttclient.Flags {
-	return mqttclient.AddFlags(fs, mqttclient.DefaultSettings(clientID))
+func brokerFlags(fs *flag.FlagSet, clientID string) *brokerflags.Flags {
+	return brokerflags.AddFlags(fs, mqttclient.DefaultSettings(clientID))
 }
 
 // brokerSettings returns the settings once fs is parsed: the defaults,
 // the CANDEC_ variables, the flags. A bad one is exit status 2.
-func brokerSettings(cmd string, f *mqttclient.Flags) (mqttclient.Settings, error) {
+func brokerSettings(cmd string, f *brokerflags.Flags) (mqttclient.Settings, error) {
 	return settingsFrom(cmd, f, os.Environ())
 }
 
-func settingsFrom(cmd string, f *mqttclient.Flags, environ []string) (mqttclient.Settings, error) {
+func settingsFrom(cmd string, f *brokerflags.Flags, environ []string) (mqttclient.Settings, error) {
 	s, err := f.Settings(environ)
 	if err != nil {
 		return s, &exitError{2, fmt.Errorf("%s: %w", cmd, err)}
@@ -44,11 +46,11 @@ func settingsFrom(cmd string, f *mqttclient.Flags, environ []string) (mqttclient
 // ownBrokerFlags defines the connection flags of demo and bench, which
 // start a broker of their own unless --broker names one: its default is
 // empty, and its help says what it replaces.
-func ownBrokerFlags(fs *flag.FlagSet, clientID, brokerHelp string) *mqttclient.Flags {
+func ownBrokerFlags(fs *flag.FlagSet, clientID, brokerHelp string) *brokerflags.Flags {
 	def := mqttclient.DefaultSettings(clientID)
 	def.Broker = ""
-	f := mqttclient.AddFlags(fs, def)
-	fs.Lookup("broker").Usage = brokerHelp + " (env " + mqttclient.EnvName("broker") + " does not apply)"
+	f := brokerflags.AddFlags(fs, def)
+	fs.Lookup("broker").Usage = brokerHelp + " (env " + flagenv.EnvName("broker") + " does not apply)"
 	return f
 }
 
@@ -57,10 +59,10 @@ func ownBrokerFlags(fs *flag.FlagSet, clientID, brokerHelp string) *mqttclient.F
 // frames, or a bench's flood, to the car's broker. Without --broker the
 // other connection flags, but --client-id, are an error: the command's
 // own broker is plain MQTT without passwords.
-func ownBrokerSettings(cmd string, f *mqttclient.Flags) (mqttclient.Settings, error) {
+func ownBrokerSettings(cmd string, f *brokerflags.Flags) (mqttclient.Settings, error) {
 	var environ []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, mqttclient.EnvName("broker")+"=") {
+		if !strings.HasPrefix(kv, flagenv.EnvName("broker")+"=") {
 			environ = append(environ, kv)
 		}
 	}
@@ -70,7 +72,7 @@ func ownBrokerSettings(cmd string, f *mqttclient.Flags) (mqttclient.Settings, er
 	}
 	for _, k := range mqttclient.Keys() {
 		if k.Name != "client_id" && f.Given(k.Name) {
-			return s, &exitError{2, fmt.Errorf("%s: --%s needs --broker: without it %s starts a plain broker of its own", cmd, mqttclient.FlagName(k.Name), cmd)}
+			return s, &exitError{2, fmt.Errorf("%s: --%s needs --broker: without it %s starts a plain broker of its own", cmd, flagenv.FlagName(k.Name), cmd)}
 		}
 	}
 	return s, nil

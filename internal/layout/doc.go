@@ -19,8 +19,9 @@
 //	deploy, docs, examples, testdata   no Go code
 //
 //	internal/buildinfo,                shared: every package may import
-//	internal/readfile,                 them; they import only the
-//	internal/termtext                  standard library
+//	internal/flagenv,                  them; they import only the
+//	internal/readfile,                 standard library
+//	internal/termtext
 //
 // Non-test code of a library or of service never imports internal/,
 // benchmarks/ or cmd/; a library never imports service. Tests of a
@@ -36,6 +37,14 @@
 // gonum/plot) and Parquet (internal/lake, parquet-go). TestCarBinary
 // lists its packages with go list -deps -tags car; TestCarRuleCatchesBreaks
 // shows the rule failing the developer's build, which links them all.
+//
+// # Boundaries
+//
+// Some imports the tiers allow would still drag the binary into every
+// program that imports a library: mqttclient imports no flag (candec's
+// flags and CANDEC_ variables are internal/brokerflags'), pipeline no
+// capture (RunOffline takes a one-method pipeline.Source). TestBoundaries
+// checks them; TestBoundariesCatchBreaks shows that each can fail.
 //
 // # The threat model's tests
 //

@@ -21,7 +21,7 @@ var libraries = []string{"frame", "dbc", "decoder", "capture", "rawbatch", "enve
 // shared are the internal packages every package may import: leaves
 // that import nothing of the module (only the standard library), for
 // what the libraries and the service need too.
-var shared = []string{"internal/buildinfo", "internal/readfile", "internal/termtext"}
+var shared = []string{"internal/buildinfo", "internal/flagenv", "internal/readfile", "internal/termtext"}
 
 // topLevel lists every folder the repository's top level may have.
 var topLevel = append([]string{"service", "cmd", "internal", "benchmarks", "deploy", "docs", "examples", "testdata"}, libraries...)

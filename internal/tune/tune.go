@@ -182,7 +182,7 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 					Name:        s.FullName(),
 					FramesPerS:  float64(seen[s.Index]) / secs,
 					ChangesPerS: float64(changes[s.Index]) / secs,
-					Policy:      Describe(p),
+					Policy:      p.Describe(),
 				})
 			}
 			continue
@@ -195,7 +195,7 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 			FramesPerS:    float64(seen[s.Index]) / secs,
 			ChangesPerS:   float64(changes[s.Index]) / secs,
 			EnvelopesPerS: float64(envelopes[s.Index]) / secs,
-			Policy:        Describe(p),
+			Policy:        p.Describe(),
 		})
 	}
 	rep.EnvelopesPerS = float64(total) / secs
@@ -213,44 +213,6 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 	sort.SliceStable(rep.Signals, func(i, j int) bool { return rep.Signals[i].EnvelopesPerS > rep.Signals[j].EnvelopesPerS })
 	sort.SliceStable(rep.Unpublished, func(i, j int) bool { return rep.Unpublished[i].FramesPerS > rep.Unpublished[j].FramesPerS })
 	return rep, nil
-}
-
-// Describe summarises a resolved policy: "cap 20 Hz, on change ±0.5,
-// heartbeat 1s, stale 1.5s".
-func Describe(p pipeline.Policy) string {
-	if !p.Publish {
-		return "not published"
-	}
-	var parts []string
-	if p.MaxRate > 0 {
-		parts = append(parts, fmt.Sprintf("cap %g Hz", p.MaxRate))
-	}
-	if p.OnChange {
-		s := "on change"
-		switch {
-		case p.Deadband > 0 && p.DeadbandPct > 0:
-			s += fmt.Sprintf(" ±%g/±%g%%", p.Deadband, p.DeadbandPct)
-		case p.Deadband > 0:
-			s += fmt.Sprintf(" ±%g", p.Deadband)
-		case p.DeadbandPct > 0:
-			s += fmt.Sprintf(" ±%g%%", p.DeadbandPct)
-		}
-		parts = append(parts, s)
-	}
-	if p.Heartbeat > 0 {
-		parts = append(parts, "heartbeat "+p.Heartbeat.String())
-	}
-	if p.StaleAfter > 0 {
-		parts = append(parts, "stale "+p.StaleAfter.String())
-	}
-	if len(parts) == 0 {
-		return "every value"
-	}
-	out := parts[0]
-	for _, s := range parts[1:] {
-		out += ", " + s
-	}
-	return out
 }
 
 // changeCounter is a capture.Source that decodes every frame it passes

@@ -128,24 +128,6 @@ func TestAnalyzeBadLine(t *testing.T) {
 	}
 }
 
-func TestDescribe(t *testing.T) {
-	tests := []struct {
-		p    pipeline.Policy
-		want string
-	}{
-		{pipeline.Policy{}, "not published"},
-		{pipeline.Policy{Publish: true}, "every value"},
-		{pipeline.Policy{Publish: true, MaxRate: 50}, "cap 50 Hz"},
-		{pipeline.Policy{Publish: true, MaxRate: 20, OnChange: true, Deadband: 0.5, Heartbeat: 1e9, StaleAfter: 15e8}, "cap 20 Hz, on change ±0.5, heartbeat 1s, stale 1.5s"},
-		{pipeline.Policy{Publish: true, OnChange: true, DeadbandPct: 2}, "on change ±2%"},
-	}
-	for _, tt := range tests {
-		if got := Describe(tt.p); got != tt.want {
-			t.Errorf("Describe(%+v) = %q, want %q", tt.p, got, tt.want)
-		}
-	}
-}
-
 func TestAnalyzeConfig(t *testing.T) {
 	r := func() capture.Source { return source(t, captureOf(10)) }
 	_, err := Analyze(r(), Config{DB: database(t), Subscribers: -5})
