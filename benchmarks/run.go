@@ -76,27 +76,9 @@ func runOne(ctx context.Context, cfg Config, sc scenario.Run, label, dir string)
 		}
 	}
 	r.progress(progress.State{Phase: "starting"})
-
-	_, heartbeat, err := signalTopics(sc.DBC.File, sc.Policy.File)
-	if err != nil {
+	if err := r.start(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkCapture(sc.Capture); err != nil {
-		return nil, err
-	}
-	if err := r.startBroker(ctx); err != nil {
-		return nil, err
-	}
-	if err := r.startDecoder(ctx); err != nil {
-		return nil, err
-	}
-	if err := r.startSubscribers(ctx, heartbeat); err != nil {
-		return nil, err
-	}
-	if err := r.startReplay(); err != nil {
-		return nil, err
-	}
-
 	// The readiness gate: every subscriber has proven its subscription
 	// works by receiving a valid message.
 	r.progress(progress.State{Phase: "waiting for every subscriber"})
@@ -106,48 +88,9 @@ func runOne(ctx context.Context, cfg Config, sc scenario.Run, label, dir string)
 	if err := r.sleep(ctx, sc.Warmup, "warm-up"); err != nil {
 		return nil, err
 	}
-
-	// The measured window.
-	var cpu procstat.Meter
-	cpu.Add("decoder", r.decoder.PID())
-	cpu.Add("replay", r.replay.PID())
-	cpu.Add("subscribers", os.Getpid())
-	if r.brokerPID > 0 {
-		cpu.Add("broker", r.brokerPID)
-	}
-	before, scrapeErr := scrape(ctx, r.metricsAddr)
-	t0 := time.Now()
-	if err := cpu.Start(t0); err != nil {
-		return nil, err
-	}
-	for _, m := range r.raws {
-		m.open()
-	}
-	for _, m := range r.envs {
-		m.open()
-	}
-	if err := r.window(ctx, t0); err != nil {
-		return nil, err
-	}
-	t1 := time.Now()
-	usage, err := cpu.Stop(t1)
+	m, err := r.measure(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("bench: a process exited during the window: %w", err)
-	}
-	busy, other := cpu.Machine()
-	rawCounts := make([]counts, len(r.raws))
-	for i, m := range r.raws {
-		rawCounts[i] = m.close()
-	}
-	envCounts := make([]counts, len(r.envs))
-	for i, m := range r.envs {
-		envCounts[i] = m.close()
-	}
-	var dec *report.DecoderStats
-	if after, err := scrape(ctx, r.metricsAddr); err == nil && scrapeErr == nil {
-		dec = decoderStats(before, after)
-	} else {
-		r.warn("decoder metrics not read: %v", firstErr(scrapeErr, err))
+		return nil, err
 	}
 
 	// Stop the load, wait for the topics to go quiet, stop the decoder.
@@ -167,14 +110,95 @@ func runOne(ctx context.Context, cfg Config, sc scenario.Run, label, dir string)
 		r.warn("retained envelopes not read: %v", err)
 	}
 
-	res := r.result(t0, t1, usage, rawCounts, envCounts, final, retained, drain, dec)
-	res.CPU.Machine, res.CPU.Other = round(busy, 2), round(other, 2)
-	if other > r.cfg.BusyLimit {
-		r.warn("other processes used %.0f %% of a core during the window: the figures are not a baseline", other)
+	res := r.result(m.t0, m.t1, m.usage, m.raw, m.env, final, retained, drain, m.dec)
+	res.CPU.Machine, res.CPU.Other = round(m.busy, 2), round(m.other, 2)
+	if m.other > r.cfg.BusyLimit {
+		r.warn("other processes used %.0f %% of a core during the window: the figures are not a baseline", m.other)
 		res.Warnings = r.warnings
 	}
 	r.printHistograms(res)
 	return res, nil
+}
+
+// start checks the scenario's files, then starts the stack: the broker,
+// the decoder, the subscribers and the replay.
+func (r *run) start(ctx context.Context) error {
+	_, heartbeat, err := signalTopics(r.sc.DBC.File, r.sc.Policy.File)
+	if err != nil {
+		return err
+	}
+	if err := checkCapture(r.sc.Capture); err != nil {
+		return err
+	}
+	if err := r.startBroker(ctx); err != nil {
+		return err
+	}
+	if err := r.startDecoder(ctx); err != nil {
+		return err
+	}
+	if err := r.startSubscribers(ctx, heartbeat); err != nil {
+		return err
+	}
+	return r.startReplay()
+}
+
+// measurement is what the measured window saw: its bounds, each
+// process's CPU and the machine's, each subscriber's counts and the
+// decoder's metrics (nil when they could not be read).
+type measurement struct {
+	t0, t1      time.Time
+	usage       []procstat.Usage
+	busy, other float64
+	raw, env    []counts
+	dec         *report.DecoderStats
+}
+
+// measure runs the measured window: it meters the processes' CPU and
+// the subscribers' counts, and the decoder's metrics before and after.
+func (r *run) measure(ctx context.Context) (measurement, error) {
+	var m measurement
+	var meter procstat.Meter
+	meter.Add("decoder", r.decoder.PID())
+	meter.Add("replay", r.replay.PID())
+	meter.Add("subscribers", os.Getpid())
+	if r.brokerPID > 0 {
+		meter.Add("broker", r.brokerPID)
+	}
+	before, scrapeErr := scrape(ctx, r.metricsAddr)
+	m.t0 = time.Now()
+	if err := meter.Start(m.t0); err != nil {
+		return m, err
+	}
+	for _, s := range r.raws {
+		s.open()
+	}
+	for _, s := range r.envs {
+		s.open()
+	}
+	if err := r.window(ctx, m.t0); err != nil {
+		return m, err
+	}
+	m.t1 = time.Now()
+	usage, err := meter.Stop(m.t1)
+	if err != nil {
+		return m, fmt.Errorf("bench: a process exited during the window: %w", err)
+	}
+	m.usage = usage
+	m.busy, m.other = meter.Machine()
+	m.raw = make([]counts, len(r.raws))
+	for i, s := range r.raws {
+		m.raw[i] = s.close()
+	}
+	m.env = make([]counts, len(r.envs))
+	for i, s := range r.envs {
+		m.env[i] = s.close()
+	}
+	if after, err := scrape(ctx, r.metricsAddr); err == nil && scrapeErr == nil {
+		m.dec = decoderStats(before, after)
+	} else {
+		r.warn("decoder metrics not read: %v", firstErr(scrapeErr, err))
+	}
+	return m, nil
 }
 
 // checkCapture opens the capture the replay will play and reads its
@@ -640,17 +664,45 @@ func (r *run) result(t0, t1 time.Time, usage []procstat.Usage, rawCounts, envCou
 		res.Speed = 0
 	}
 
-	// The raw stream.
-	var sent, rawItems, rawMsgs, rawBytes, rawLost, rawExpected uint64
-	rawHist := new(latency.Histogram)
+	raw := r.rawStream(res, rawCounts, final, secs)
+	env := r.envelopeStream(res, envCounts, retained, dec, secs)
+	// The decoder takes the raw stream too: one more raw subscriber.
+	var decMsgs, decBytes uint64
+	if n := len(r.raws); n > 0 {
+		decMsgs, decBytes = raw.msgs/uint64(n), raw.bytes/uint64(n)
+	}
+	res.Bytes.Delivered = round(float64(raw.bytes+decBytes+env.bytes)/secs, 0)
+	r.cpu(res, usage, raw.msgs+decMsgs+env.msgs, decMsgs, dec)
+	r.resultWarnings(res, raw, env, dec)
+	res.Warnings = r.warnings
+	if res.Warnings == nil {
+		res.Warnings = []string{}
+	}
+	r.rawHist, r.envHist = raw.hist, env.hist
+	return res
+}
+
+// streamSums are a stream's totals over its subscribers.
+type streamSums struct {
+	msgs, bytes, lost uint64
+	// windowLost counts the window stream's lost messages.
+	windowLost uint64
+	hist       *latency.Histogram
+}
+
+// rawStream fills res's figures of the raw stream: frames offered and
+// delivered, bytes, loss and latency.
+func (r *run) rawStream(res *report.Result, rawCounts []counts, final uint64, secs float64) streamSums {
+	var sent, rawItems, rawExpected uint64
+	s := streamSums{hist: new(latency.Histogram)}
 	for i, m := range r.raws {
 		sent = max(sent, m.sent())
 		rawItems += rawCounts[i].Items
-		rawMsgs += rawCounts[i].Messages
-		rawBytes += rawCounts[i].Bytes
-		rawLost += m.lost(final)
+		s.msgs += rawCounts[i].Messages
+		s.bytes += rawCounts[i].Bytes
+		s.lost += m.lost(final)
 		rawExpected += m.expected(final)
-		rawHist.Merge(m.histogram())
+		s.hist.Merge(m.histogram())
 		if n := m.invalidCount(); n > 0 {
 			r.warn("raw subscriber %d: %d messages that are not raw batches", i+1, n)
 		}
@@ -658,26 +710,31 @@ func (r *run) result(t0, t1 time.Time, usage []procstat.Usage, rawCounts, envCou
 	res.FramesOffered = round(float64(sent)/secs, 1)
 	if n := len(r.raws); n > 0 {
 		res.FramesDelivered = round(float64(rawItems)/float64(n)/secs, 1)
-		res.Bytes.Raw = round(float64(rawBytes)/float64(n)/secs, 0)
+		res.Bytes.Raw = round(float64(s.bytes)/float64(n)/secs, 0)
 	}
-	res.RawLost = rawLost
+	res.RawLost = s.lost
 	if rawExpected > 0 {
-		res.RawLossPct = round(float64(rawLost)/float64(rawExpected)*100, 4)
+		res.RawLossPct = round(float64(s.lost)/float64(rawExpected)*100, 4)
 	}
-	res.Latency.Raw = rawHist.Summary()
+	res.Latency.Raw = s.hist.Summary()
+	return s
+}
 
-	// The envelopes.
-	var envItems, envMsgs, envBytes, envLost, envReceived, winLost uint64
-	envHist := new(latency.Histogram)
+// envelopeStream fills res's figures of the envelopes: rates offered,
+// published and delivered, bytes, loss (against the topics the broker
+// retained) and latency.
+func (r *run) envelopeStream(res *report.Result, envCounts []counts, retained map[string]finalSeq, dec *report.DecoderStats, secs float64) streamSums {
+	var envItems, envReceived uint64
+	s := streamSums{hist: new(latency.Histogram)}
 	for i, m := range r.envs {
 		envItems += envCounts[i].Items
-		envMsgs += envCounts[i].Messages
-		envBytes += envCounts[i].Bytes
+		s.msgs += envCounts[i].Messages
+		s.bytes += envCounts[i].Bytes
 		lost, wl, unseen := m.lost(retained)
-		envLost += lost
-		winLost += wl
+		s.lost += lost
+		s.windowLost += wl
 		envReceived += m.received()
-		envHist.Merge(m.histogram())
+		s.hist.Merge(m.histogram())
 		if len(unseen) > 0 {
 			r.warn("envelope subscriber %d never received %d topics the broker retained (%s…)", i+1, len(unseen), unseen[0])
 		}
@@ -687,9 +744,9 @@ func (r *run) result(t0, t1 time.Time, usage []procstat.Usage, rawCounts, envCou
 	}
 	if n := len(r.envs); n > 0 {
 		res.Envelopes = round(float64(envItems)/float64(n)/secs, 1)
-		res.Bytes.Envelopes = round(float64(envBytes)/float64(n)/secs, 0)
-		if sc.Stream == scenario.StreamWindow {
-			res.Windows = round(float64(envMsgs)/float64(n)/secs, 1)
+		res.Bytes.Envelopes = round(float64(s.bytes)/float64(n)/secs, 0)
+		if r.sc.Stream == scenario.StreamWindow {
+			res.Windows = round(float64(s.msgs)/float64(n)/secs, 1)
 		}
 	}
 	if dec != nil {
@@ -698,20 +755,19 @@ func (r *run) result(t0, t1 time.Time, usage []procstat.Usage, rawCounts, envCou
 		res.Envelopes = round(float64(dec.Published)/secs, 1)
 		res.EnvelopesOffered = round(float64(dec.Published+dec.Coalesced)/secs, 1)
 	}
-	res.Deliveries = round(float64(envMsgs)/secs, 1)
-	res.EnvelopesLost = envLost
-	if envReceived+envLost > 0 {
-		res.EnvelopeLossPct = round(float64(envLost)/float64(envReceived+envLost)*100, 4)
+	res.Deliveries = round(float64(s.msgs)/secs, 1)
+	res.EnvelopesLost = s.lost
+	if envReceived+s.lost > 0 {
+		res.EnvelopeLossPct = round(float64(s.lost)/float64(envReceived+s.lost)*100, 4)
 	}
-	res.Latency.Envelopes = envHist.Summary()
-	// The decoder takes the raw stream too: one more raw subscriber.
-	var decMsgs, decBytes uint64
-	if n := len(r.raws); n > 0 {
-		decMsgs, decBytes = rawMsgs/uint64(n), rawBytes/uint64(n)
-	}
-	res.Bytes.Delivered = round(float64(rawBytes+decBytes+envBytes)/secs, 0)
+	res.Latency.Envelopes = s.hist.Summary()
+	return s
+}
 
-	// CPU.
+// cpu fills res's CPU shares and the broker's cost per delivery (of
+// deliveries) and per message, decMsgs being the raw batches the
+// decoder took.
+func (r *run) cpu(res *report.Result, usage []procstat.Usage, deliveries, decMsgs uint64, dec *report.DecoderStats) {
 	var brokerCPU time.Duration
 	for _, u := range usage {
 		p := round(u.Percent, 2)
@@ -729,7 +785,6 @@ func (r *run) result(t0, t1 time.Time, usage []procstat.Usage, rawCounts, envCou
 			}
 		}
 	}
-	deliveries := rawMsgs + decMsgs + envMsgs
 	if deliveries > 0 && brokerCPU > 0 {
 		res.BrokerUsPerDelivery = round(brokerCPU.Seconds()*1e6/float64(deliveries), 2)
 	}
@@ -739,16 +794,19 @@ func (r *run) result(t0, t1 time.Time, usage []procstat.Usage, rawCounts, envCou
 		in := decMsgs + dec.Published + dec.Windows
 		res.BrokerUsPerMessage = round(brokerCPU.Seconds()*1e6/float64(in+deliveries), 2)
 	}
+}
 
-	// Warnings.
-	if rawLost > 0 {
-		r.warn("raw loss: %d frames (%.4f %%)", rawLost, res.RawLossPct)
+// resultWarnings warns of what makes the run's figures doubtful: loss,
+// short samples, negative latencies, lost connections, coalescing.
+func (r *run) resultWarnings(res *report.Result, raw, env streamSums, dec *report.DecoderStats) {
+	if raw.lost > 0 {
+		r.warn("raw loss: %d frames (%.4f %%)", raw.lost, res.RawLossPct)
 	}
-	if envLost > 0 {
-		r.warn("envelope loss: %d (%.4f %%)", envLost, res.EnvelopeLossPct)
+	if env.lost > 0 {
+		r.warn("envelope loss: %d (%.4f %%)", env.lost, res.EnvelopeLossPct)
 	}
-	if winLost > 0 {
-		r.warn("window-stream loss: %d messages", winLost)
+	if env.windowLost > 0 {
+		r.warn("window-stream loss: %d messages", env.windowLost)
 	}
 	if len(r.raws) > 0 && res.Latency.Raw.N < MinLatencySamples {
 		r.warn("short sample: %d raw latency samples", res.Latency.Raw.N)
@@ -756,7 +814,7 @@ func (r *run) result(t0, t1 time.Time, usage []procstat.Usage, rawCounts, envCou
 	if len(r.envs) > 0 && res.Latency.Envelopes.N < MinLatencySamples {
 		r.warn("short sample: %d envelope latency samples", res.Latency.Envelopes.N)
 	}
-	if neg := rawHist.Negative() + envHist.Negative(); neg > 0 {
+	if neg := raw.hist.Negative() + env.hist.Negative(); neg > 0 {
 		r.warn("%d latency samples were negative (a clock step?)", neg)
 	}
 	for _, c := range r.clients {
@@ -770,12 +828,6 @@ func (r *run) result(t0, t1 time.Time, usage []procstat.Usage, rawCounts, envCou
 	if dec != nil && dec.FramesLost > 0 {
 		r.warn("the decoder lost %d raw frames", dec.FramesLost)
 	}
-	res.Warnings = r.warnings
-	if res.Warnings == nil {
-		res.Warnings = []string{}
-	}
-	r.rawHist, r.envHist = rawHist, envHist
-	return res
 }
 
 func round(v float64, digits int) float64 {

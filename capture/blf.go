@@ -304,17 +304,8 @@ func (r *BLFReader) object(f *frame.Frame) (bool, error) {
 	if size < blfBaseHeader {
 		return false, r.at(r.pos, "object size %d is below its header's %d", size, blfBaseHeader)
 	}
-	var body int
-	switch typ {
-	case blfCANMessage, blfCANMessage2:
-		body = blfCANMessageBody
-	case blfCANFDMessage:
-		body = blfCANFDMessageBody
-	case blfCANFDMessage64:
-		body = blfCANFD64Body
-	case blfCANErrorExt:
-		body = blfCANErrorExtBody
-	default:
+	body := blfBody(typ)
+	if body < 0 {
 		return false, r.skip(size, nil)
 	}
 	var hlen int
@@ -352,21 +343,7 @@ func (r *BLFReader) object(f *frame.Frame) (bool, error) {
 	case blfCANFDMessage:
 		msg = r.fd(f, d)
 	case blfCANFDMessage64:
-		valid := int(d[2])
-		if valid > frame.MaxLen {
-			msg = fmt.Sprintf("CAN_FD_MESSAGE_64: %d valid data bytes, at most %d", valid, frame.MaxLen)
-			break
-		}
-		// The data field ends at the extension (ext data offset, from
-		// the object's start) or the object's end, and may hold fewer
-		// than the valid bytes: the rest are zero, as CANoe and
-		// python-can have them.
-		end := int64(size)
-		if ext := int64(d[35]); ext != 0 && ext < end {
-			end = ext
-		}
-		n := min(int64(valid), max(0, end-int64(hlen+body)))
-		msg = r.fd64(f, h[hlen:hlen+body+int(n)], valid)
+		msg = r.fd64Object(f, h, hlen, body)
 	case blfCANErrorExt:
 		msg = r.errorFrame(f, d)
 	}
@@ -376,6 +353,42 @@ func (r *BLFReader) object(f *frame.Frame) (bool, error) {
 	f.Time = t
 	r.consume(int(size))
 	return true, nil
+}
+
+// blfBody is the body size of a frame object of type typ; -1 for an
+// object that holds no frame.
+func blfBody(typ uint32) int {
+	switch typ {
+	case blfCANMessage, blfCANMessage2:
+		return blfCANMessageBody
+	case blfCANFDMessage:
+		return blfCANFDMessageBody
+	case blfCANFDMessage64:
+		return blfCANFD64Body
+	case blfCANErrorExt:
+		return blfCANErrorExtBody
+	}
+	return -1
+}
+
+// fd64Object reads the CAN_FD_MESSAGE_64 object h (its header hlen
+// bytes, its fixed body body bytes) into f; it returns what is wrong
+// with it, or "".
+func (r *BLFReader) fd64Object(f *frame.Frame, h []byte, hlen, body int) string {
+	d := h[hlen : hlen+body]
+	valid := int(d[2])
+	if valid > frame.MaxLen {
+		return fmt.Sprintf("CAN_FD_MESSAGE_64: %d valid data bytes, at most %d", valid, frame.MaxLen)
+	}
+	// The data field ends at the extension (ext data offset, from the
+	// object's start) or the object's end, and may hold fewer than the
+	// valid bytes: the rest are zero, as CANoe and python-can have them.
+	end := int64(len(h))
+	if ext := int64(d[35]); ext != 0 && ext < end {
+		end = ext
+	}
+	n := min(int64(valid), max(0, end-int64(hlen+body)))
+	return r.fd64(f, h[hlen:hlen+body+int(n)], valid)
 }
 
 // objectTime returns the time of the object whose header starts h: the

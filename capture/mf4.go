@@ -239,100 +239,113 @@ func (m *MF4Reader) Next(f *frame.Frame) error {
 		}
 	}
 	for {
+		dg, err := m.nextDataGroup()
+		if err != nil {
+			return err
+		}
+		if got, err := m.record(f, dg); got || err != nil {
+			return err
+		}
+	}
+}
+
+// nextDataGroup returns the data group whose cursor (m.cur) has records
+// left, moving past the groups read to their end; after the last, the
+// end of the file or what cut it short.
+func (m *MF4Reader) nextDataGroup() (*mf4DG, error) {
+	for {
 		if m.cur == nil {
 			if m.dg >= len(m.dgs) {
 				if m.tail != nil {
-					return m.fail(m.tail)
+					return nil, m.fail(m.tail)
 				}
-				return m.fail(io.EOF)
+				return nil, m.fail(io.EOF)
 			}
 			m.cur = newMF4Cursor(m, m.dgs[m.dg].stream)
 		}
-		dg, c := m.dgs[m.dg], m.cur
-		pos := c.pos()
-		if pos >= dg.stream.size {
-			if dg.stream.cut >= 0 {
-				return m.fail(m.errAt(dg.stream.cut, "the file ends inside the data of data group %d", dg.off))
-			}
-			m.dg++
-			m.cur = nil
-			continue
+		dg := m.dgs[m.dg]
+		if m.cur.pos() < dg.stream.size {
+			return dg, nil
 		}
-		g := dg.only
-		hdr := dg.idSize
-		if hdr > 0 {
-			b, err := c.peek(hdr)
-			if err != nil {
-				if err := m.partial(dg, pos, err); err != nil {
-					return err
-				}
-				continue
-			}
-			id := uint64(b[0])
-			if hdr > 1 {
-				id = leUint(b)
-			}
-			if g = dg.byID[id]; g == nil {
-				return m.fail(m.errAt(dg.stream.fileOffset(pos), "record id %d of no channel group", id))
-			}
+		if dg.stream.cut >= 0 {
+			return nil, m.fail(m.errAt(dg.stream.cut, "the file ends inside the data of data group %d", dg.off))
 		}
-		switch g.kind {
-		case mf4VLSD:
-			b, err := c.peek(hdr + 4)
-			if err != nil {
-				if err := m.partial(dg, pos, err); err != nil {
-					return err
-				}
-				continue
-			}
-			n := uint64(binary.LittleEndian.Uint32(b[hdr:]))
-			g.vLast, g.vLastPos, g.vHas = g.vNext, pos, true
-			g.vNext += 4 + n
-			if !c.skip(int64(hdr) + 4 + int64(n)) {
-				if err := m.partial(dg, pos, io.EOF); err != nil {
-					return err
-				}
-			}
-			continue
-		case mf4Other:
-			if !c.skip(int64(hdr + g.size)) {
-				if err := m.partial(dg, pos, io.EOF); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		rec, err := c.peek(hdr + g.size)
-		if err != nil {
-			if err := m.partial(dg, pos, err); err != nil {
-				return err
-			}
-			continue
-		}
-		rec = rec[hdr:]
-		c.skip(int64(hdr + g.size))
-		idx := g.index
-		g.index++
-		err = m.frame(f, g, rec, idx, c.pos())
-		if err == nil {
-			return nil
-		}
-		if err == errMF4End {
-			if err := m.partial(dg, pos, io.EOF); err != nil {
-				return err
-			}
-			continue
-		}
-		var bad *mf4BadRecord
-		if !errors.As(err, &bad) {
-			return m.fail(err)
-		}
-		if m.opts.SkipInvalid {
-			m.skipped++
-			continue
-		}
-		return m.errAt(dg.stream.fileOffset(pos), "%s", bad.msg)
+		m.dg++
+		m.cur = nil
 	}
+}
+
+// record reads the record at dg's cursor into f and says whether it was
+// a frame; a record of another kind (VLSD, another channel group) or
+// one skipped as invalid is passed over with got false and no error.
+func (m *MF4Reader) record(f *frame.Frame, dg *mf4DG) (got bool, err error) {
+	c := m.cur
+	pos := c.pos()
+	g := dg.only
+	hdr := dg.idSize
+	if hdr > 0 {
+		b, err := c.peek(hdr)
+		if err != nil {
+			return false, m.partial(dg, pos, err)
+		}
+		id := uint64(b[0])
+		if hdr > 1 {
+			id = leUint(b)
+		}
+		if g = dg.byID[id]; g == nil {
+			return false, m.fail(m.errAt(dg.stream.fileOffset(pos), "record id %d of no channel group", id))
+		}
+	}
+	switch g.kind {
+	case mf4VLSD:
+		return false, m.skipVLSD(dg, g, hdr, pos)
+	case mf4Other:
+		if !c.skip(int64(hdr + g.size)) {
+			return false, m.partial(dg, pos, io.EOF)
+		}
+		return false, nil
+	}
+	rec, err := c.peek(hdr + g.size)
+	if err != nil {
+		return false, m.partial(dg, pos, err)
+	}
+	rec = rec[hdr:]
+	c.skip(int64(hdr + g.size))
+	idx := g.index
+	g.index++
+	err = m.frame(f, g, rec, idx, c.pos())
+	if err == nil {
+		return true, nil
+	}
+	if err == errMF4End {
+		return false, m.partial(dg, pos, io.EOF)
+	}
+	var bad *mf4BadRecord
+	if !errors.As(err, &bad) {
+		return false, m.fail(err)
+	}
+	if m.opts.SkipInvalid {
+		m.skipped++
+		return false, nil
+	}
+	return false, m.errAt(dg.stream.fileOffset(pos), "%s", bad.msg)
+}
+
+// skipVLSD passes over the VLSD record of g at pos, noting where it is
+// for the frame that points to it.
+func (m *MF4Reader) skipVLSD(dg *mf4DG, g *mf4Group, hdr int, pos int64) error {
+	c := m.cur
+	b, err := c.peek(hdr + 4)
+	if err != nil {
+		return m.partial(dg, pos, err)
+	}
+	n := uint64(binary.LittleEndian.Uint32(b[hdr:]))
+	g.vLast, g.vLastPos, g.vHas = g.vNext, pos, true
+	g.vNext += 4 + n
+	if !c.skip(int64(hdr) + 4 + int64(n)) {
+		return m.partial(dg, pos, io.EOF)
+	}
+	return nil
 }
 
 // partial handles a stream that ends inside a record at pos: the end of
@@ -399,27 +412,8 @@ func (m *MF4Reader) frame(f *frame.Frame, g *mf4Group, rec []byte, idx uint64, a
 		f.Flags = frame.Error
 		return nil
 	}
-	id, ok := g.id.value(rec, idx)
-	if !ok {
-		return bad("ID out of range")
-	}
-	// Bit 31 marks an extended ID where there is no IDE channel, as in
-	// struct can_frame.
-	ext := id&(1<<31) != 0
-	id &^= 1 << 31
-	if g.ide.ok {
-		v, _ := g.ide.value(rec, idx)
-		ext = ext || v != 0
-	}
-	switch {
-	case ext && id > 0x1FFFFFFF:
-		return bad("extended ID %X above 1FFFFFFF", id)
-	case !ext && id > 0x7FF:
-		return bad("standard ID %X above 7FF", id)
-	}
-	f.ID = uint32(id)
-	if ext {
-		f.Flags |= frame.Extended
+	if err := g.canID(f, rec, idx); err != nil {
+		return err
 	}
 	fd := false
 	if g.edl.ok {
@@ -445,32 +439,11 @@ func (m *MF4Reader) frame(f *frame.Frame, g *mf4Group, rec []byte, idx uint64, a
 		return nil
 	}
 	if fd {
-		f.Flags |= frame.FD
-		if g.brs.ok {
-			if v, _ := g.brs.value(rec, idx); v != 0 {
-				f.Flags |= frame.BRS
-			}
-		}
-		if g.esi.ok {
-			if v, _ := g.esi.value(rec, idx); v != 0 {
-				f.Flags |= frame.ESI
-			}
-		}
+		g.fdFlags(f, rec, idx)
 	}
-	var n int
-	switch d := &g.data; d.mode {
-	case mf4BytesFixed:
-		n = copy(f.Data[:], rec[d.byteOff:d.byteOff+d.n])
-	case mf4BytesVLSD:
-		var err error
-		if n, err = m.vlsd(d.vlsd, d.off.raw(rec), after, &f.Data); err != nil {
-			return err
-		}
-	case mf4BytesSD:
-		var err error
-		if n, err = m.signal(d, d.off.raw(rec), &f.Data); err != nil {
-			return err
-		}
+	n, err := m.frameData(f, g, rec, after)
+	if err != nil {
+		return err
 	}
 	if want < 0 {
 		want = n
@@ -485,6 +458,65 @@ func (m *MF4Reader) frame(f *frame.Frame, g *mf4Group, rec []byte, idx uint64, a
 	f.Len = uint8(want)
 	clear(f.Data[want:n])
 	return nil
+}
+
+// canID sets f's ID and its Extended flag from record rec (number idx)
+// of g, or returns why they are out of range.
+func (g *mf4Group) canID(f *frame.Frame, rec []byte, idx uint64) error {
+	id, ok := g.id.value(rec, idx)
+	if !ok {
+		return bad("ID out of range")
+	}
+	// Bit 31 marks an extended ID where there is no IDE channel, as in
+	// struct can_frame.
+	ext := id&(1<<31) != 0
+	id &^= 1 << 31
+	if g.ide.ok {
+		v, _ := g.ide.value(rec, idx)
+		ext = ext || v != 0
+	}
+	switch {
+	case ext && id > 0x1FFFFFFF:
+		return bad("extended ID %X above 1FFFFFFF", id)
+	case !ext && id > 0x7FF:
+		return bad("standard ID %X above 7FF", id)
+	}
+	f.ID = uint32(id)
+	if ext {
+		f.Flags |= frame.Extended
+	}
+	return nil
+}
+
+// fdFlags sets the FD flags of f: FD, and BRS and ESI where g's record
+// rec (number idx) has them set.
+func (g *mf4Group) fdFlags(f *frame.Frame, rec []byte, idx uint64) {
+	f.Flags |= frame.FD
+	if g.brs.ok {
+		if v, _ := g.brs.value(rec, idx); v != 0 {
+			f.Flags |= frame.BRS
+		}
+	}
+	if g.esi.ok {
+		if v, _ := g.esi.value(rec, idx); v != 0 {
+			f.Flags |= frame.ESI
+		}
+	}
+}
+
+// frameData copies the data bytes of g's record rec into f, from the
+// record itself, a VLSD record (before offset after) or a signal data
+// block, and returns how many there are.
+func (m *MF4Reader) frameData(f *frame.Frame, g *mf4Group, rec []byte, after int64) (int, error) {
+	switch d := &g.data; d.mode {
+	case mf4BytesFixed:
+		return copy(f.Data[:], rec[d.byteOff:d.byteOff+d.n]), nil
+	case mf4BytesVLSD:
+		return m.vlsd(d.vlsd, d.off.raw(rec), after, &f.Data)
+	case mf4BytesSD:
+		return m.signal(d, d.off.raw(rec), &f.Data)
+	}
+	return 0, nil
 }
 
 // dlcLen is the data length a DLC stands for.

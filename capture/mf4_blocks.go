@@ -305,28 +305,10 @@ func (m *MF4Reader) data(s *mf4Stream, off int64, top bool) error {
 			}
 			return nil
 		case "DZ":
-			if len(b.data) < 24 {
-				return m.errAt(off, "DZ block too short")
+			f, err := m.dzFrag(b, off)
+			if err != nil {
+				return err
 			}
-			f := mf4Frag{file: off, dz: true, zip: b.data[2], cols: binary.LittleEndian.Uint32(b.data[4:])}
-			n, clen := binary.LittleEndian.Uint64(b.data[8:]), binary.LittleEndian.Uint64(b.data[16:])
-			switch {
-			case string(b.data[:2]) != "DT" && string(b.data[:2]) != "SD":
-				return m.errAt(off, "DZ block of %q data, want DT or SD", b.data[:2])
-			case f.zip > 1:
-				return m.errAt(off, "DZ zip type %d, want 0 (deflate) or 1 (transposition + deflate)", f.zip)
-			case f.zip == 1 && f.cols == 0:
-				return m.errAt(off, "DZ transposition with 0 columns")
-			case n > mf4MaxInflated:
-				return m.errAt(off, "DZ block inflates to %d bytes, more than the %d accepted", n, mf4MaxInflated)
-			case clen > uint64(b.size-48):
-				return m.errAt(off, "DZ block of %d bytes cannot hold %d compressed bytes", b.size, clen)
-			case n > 1032*clen+64:
-				// Deflate expands at most 1032 times: a claim beyond is
-				// not worth an allocation.
-				return m.errAt(off, "DZ block of %d compressed bytes says it inflates to %d", clen, n)
-			}
-			f.n, f.clen = int64(n), int64(clen)
 			return m.frag(s, f)
 		case "DL":
 			if len(b.links) < 1 || len(b.data) < 8 {
@@ -358,6 +340,34 @@ func (m *MF4Reader) data(s *mf4Stream, off int64, top bool) error {
 		}
 	}
 	return nil
+}
+
+// dzFrag returns the fragment of the DZ block b at off, its header
+// checked: what it holds, how, and sizes that a deflate stream can keep.
+func (m *MF4Reader) dzFrag(b *mf4Block, off int64) (mf4Frag, error) {
+	if len(b.data) < 24 {
+		return mf4Frag{}, m.errAt(off, "DZ block too short")
+	}
+	f := mf4Frag{file: off, dz: true, zip: b.data[2], cols: binary.LittleEndian.Uint32(b.data[4:])}
+	n, clen := binary.LittleEndian.Uint64(b.data[8:]), binary.LittleEndian.Uint64(b.data[16:])
+	switch {
+	case string(b.data[:2]) != "DT" && string(b.data[:2]) != "SD":
+		return f, m.errAt(off, "DZ block of %q data, want DT or SD", b.data[:2])
+	case f.zip > 1:
+		return f, m.errAt(off, "DZ zip type %d, want 0 (deflate) or 1 (transposition + deflate)", f.zip)
+	case f.zip == 1 && f.cols == 0:
+		return f, m.errAt(off, "DZ transposition with 0 columns")
+	case n > mf4MaxInflated:
+		return f, m.errAt(off, "DZ block inflates to %d bytes, more than the %d accepted", n, mf4MaxInflated)
+	case clen > uint64(b.size-48):
+		return f, m.errAt(off, "DZ block of %d bytes cannot hold %d compressed bytes", b.size, clen)
+	case n > 1032*clen+64:
+		// Deflate expands at most 1032 times: a claim beyond is not
+		// worth an allocation.
+		return f, m.errAt(off, "DZ block of %d compressed bytes says it inflates to %d", clen, n)
+	}
+	f.n, f.clen = int64(n), int64(clen)
+	return f, nil
 }
 
 // leaf appends one block a DL block lists: DT, SD or DZ only.
@@ -433,50 +443,65 @@ func (m *MF4Reader) channelGroup(b *mf4Block, dg *mf4DG) (*mf4Group, error) {
 			return nil, m.errAt(c.off, "channel %s in a group of another frame kind", quote(c.name))
 		}
 		g.kind = k
-		var f *mf4Field
-		switch member {
-		case "BusChannel":
-			f = &g.bus
-		case "ID":
-			f = &g.id
-		case "IDE":
-			f = &g.ide
-		case "DLC":
-			f = &g.dlc
-		case "DataLength":
-			f = &g.dataLen
-		case "EDL":
-			f = &g.edl
-		case "BRS":
-			f = &g.brs
-		case "ESI":
-			f = &g.esi
-		case "DataBytes":
+		if member == "DataBytes" {
 			if err := m.dataBytes(&g.data, c, int(dataBytes)); err != nil {
 				return nil, err
 			}
 			continue
-		default:
-			continue
 		}
-		if err := m.field(f, c, int(dataBytes)); err != nil {
-			return nil, err
+		if f := g.member(member); f != nil {
+			if err := m.field(f, c, int(dataBytes)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if g.kind == mf4Other {
 		return g, nil
 	}
-	switch {
-	case g.size > mf4MaxRecord:
-		return nil, m.errAt(b.off, "CAN frame records of %d bytes, more than the %d accepted", g.size, mf4MaxRecord)
-	case !g.time.ok:
-		return nil, m.errAt(b.off, "CAN frame group without a time master channel")
-	case g.kind != mf4Error && !g.id.ok:
-		return nil, m.errAt(b.off, "CAN frame group without an ID channel")
-	case g.kind == mf4Data && g.data.mode == mf4BytesNone:
-		return nil, m.errAt(b.off, "CAN data frame group without a DataBytes channel")
+	if err := m.checkFrameGroup(b, g); err != nil {
+		return nil, err
 	}
 	return g, nil
+}
+
+// member returns the field of g that the ASAM CAN frame member name
+// (BusChannel, ID, …) fills; nil for a member the reader does not use.
+func (g *mf4Group) member(name string) *mf4Field {
+	switch name {
+	case "BusChannel":
+		return &g.bus
+	case "ID":
+		return &g.id
+	case "IDE":
+		return &g.ide
+	case "DLC":
+		return &g.dlc
+	case "DataLength":
+		return &g.dataLen
+	case "EDL":
+		return &g.edl
+	case "BRS":
+		return &g.brs
+	case "ESI":
+		return &g.esi
+	}
+	return nil
+}
+
+// checkFrameGroup checks that the CAN frame group g, of block b, has
+// the channels its frames need and records the reader takes.
+func (m *MF4Reader) checkFrameGroup(b *mf4Block, g *mf4Group) error {
+	switch {
+	case g.size > mf4MaxRecord:
+		return m.errAt(b.off, "CAN frame records of %d bytes, more than the %d accepted", g.size, mf4MaxRecord)
+	case !g.time.ok:
+		return m.errAt(b.off, "CAN frame group without a time master channel")
+	case g.kind != mf4Error && !g.id.ok:
+		return m.errAt(b.off, "CAN frame group without an ID channel")
+	case g.kind == mf4Data && g.data.mode == mf4BytesNone:
+		return m.errAt(b.off, "CAN data frame group without a DataBytes channel")
+	}
+	return nil
 }
 
 // mf4Chan is a channel block's fields the reader uses.

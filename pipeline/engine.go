@@ -100,75 +100,12 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 		cand:    make([]frame.Frame, 0, cfg.ClockConfirm),
 	}
 	e.vals = make([]decoder.Value, 0, e.dec.MaxSignals())
-	perSA := hasSA(cfg.TopicTemplate)
-	msgIndex := make(map[*dbc.Message]int32, len(db.Messages))
-	for i, m := range db.Messages {
-		msgIndex[m] = int32(i)
-		e.msgs[i].first = -1
-		e.msgs[i].tid = int32(len(db.Signals) + i)
-		if perSA && isJ1939(m) {
-			if e.sources == nil {
-				e.sources = make([][]int32, len(db.Messages))
-				e.pos = make([]int32, len(db.Signals))
-			}
-			for j, sig := range m.Signals {
-				e.pos[sig.Index] = int32(j)
-			}
-		}
-	}
 	e.env.Epoch = cfg.Epoch
-	owner := make(map[string]*dbc.Signal, len(db.Signals))
-	var clashes topicClashes
-	for i, sig := range db.Signals {
-		s := &e.sigs[i]
-		s.sig = sig
-		s.id, s.tid = int32(i), e.newTimer(int32(i))
-		s.msg = msgIndex[sig.Message]
-		s.perSource = perSA && isJ1939(sig.Message)
-		s.pol = cfg.Policies.Resolve(sig)
-		s.setPolicy()
-		s.unit = []byte(sig.Unit)
-		switch sig.Type {
-		case dbc.Integer:
-			s.decimals = decoder.ScaleDecimals(sig.Factor, sig.Offset)
-		case dbc.Float32:
-			s.f32 = sig.Factor == 1 && sig.Offset == 0
-		}
-		if len(sig.Values) > 0 {
-			s.labels = make([][]byte, len(sig.Values))
-			for j, v := range sig.Values {
-				s.labels[j] = []byte(v.Label)
-			}
-		}
-		sa := anySA
-		if s.perSource {
-			// Its sources' topics, with {sa} left in: two signals that
-			// share it would share a topic on every source.
-			sa = templateSA
-		}
-		topic, err := expandTopicSA(cfg.TopicTemplate, sig, cfg.Bus, sa)
-		if err != nil {
-			return nil, err
-		}
-		s.topic = topic
-		if !s.pol.Publish {
-			continue
-		}
-		if s.staleAfter > 0 {
-			m := &e.msgs[s.msg]
-			m.sigs = append(m.sigs, int32(i))
-			if m.minStale == 0 || s.staleAfter < m.minStale {
-				m.minStale = s.staleAfter
-			}
-		}
-		if prev, ok := owner[topic]; ok {
-			clashes.add(topic, prev, sig)
-			continue
-		}
-		owner[topic] = sig
-	}
-	if len(clashes.topics) > 0 {
-		return nil, clashes.err(cfg.TopicTemplate)
+	perSA := hasSA(cfg.TopicTemplate)
+	msgIndex := e.indexMessages(perSA)
+	owner, err := e.indexSignals(msgIndex, perSA)
+	if err != nil {
+		return nil, err
 	}
 	for m := range e.msgs {
 		e.newTimer(^int32(m))
@@ -187,6 +124,98 @@ func New(db *dbc.Database, cfg Config, sink Sink) (*Engine, error) {
 		e.setOwners(owner)
 	}
 	return e, nil
+}
+
+// indexMessages sets up each message's state and returns each message's
+// index. With a per-source template (perSA), a J1939 message's signals
+// get their place in it, for the per-source state.
+func (e *Engine) indexMessages(perSA bool) map[*dbc.Message]int32 {
+	msgIndex := make(map[*dbc.Message]int32, len(e.db.Messages))
+	for i, m := range e.db.Messages {
+		msgIndex[m] = int32(i)
+		e.msgs[i].first = -1
+		e.msgs[i].tid = int32(len(e.db.Signals) + i)
+		if perSA && isJ1939(m) {
+			if e.sources == nil {
+				e.sources = make([][]int32, len(e.db.Messages))
+				e.pos = make([]int32, len(e.db.Signals))
+			}
+			for j, sig := range m.Signals {
+				e.pos[sig.Index] = int32(j)
+			}
+		}
+	}
+	return msgIndex
+}
+
+// indexSignals sets up each signal's state and timer, and returns the
+// signal that owns each published topic; two published signals on one
+// topic are an error naming every clash.
+func (e *Engine) indexSignals(msgIndex map[*dbc.Message]int32, perSA bool) (map[string]*dbc.Signal, error) {
+	owner := make(map[string]*dbc.Signal, len(e.db.Signals))
+	var clashes topicClashes
+	for i, sig := range e.db.Signals {
+		s := &e.sigs[i]
+		if err := e.initSignal(s, int32(i), sig, msgIndex[sig.Message], perSA); err != nil {
+			return nil, err
+		}
+		if !s.pol.Publish {
+			continue
+		}
+		if s.staleAfter > 0 {
+			m := &e.msgs[s.msg]
+			m.sigs = append(m.sigs, int32(i))
+			if m.minStale == 0 || s.staleAfter < m.minStale {
+				m.minStale = s.staleAfter
+			}
+		}
+		if prev, ok := owner[s.topic]; ok {
+			clashes.add(s.topic, prev, sig)
+			continue
+		}
+		owner[s.topic] = sig
+	}
+	if len(clashes.topics) > 0 {
+		return nil, clashes.err(e.cfg.TopicTemplate)
+	}
+	return owner, nil
+}
+
+// initSignal fills s, the state of signal sig (index i, of message msg):
+// its timer, policy, what its envelope needs ready (unit, decimals,
+// labels) and its topic.
+func (e *Engine) initSignal(s *sigState, i int32, sig *dbc.Signal, msg int32, perSA bool) error {
+	s.sig = sig
+	s.id, s.tid = i, e.newTimer(i)
+	s.msg = msg
+	s.perSource = perSA && isJ1939(sig.Message)
+	s.pol = e.cfg.Policies.Resolve(sig)
+	s.setPolicy()
+	s.unit = []byte(sig.Unit)
+	switch sig.Type {
+	case dbc.Integer:
+		s.decimals = decoder.ScaleDecimals(sig.Factor, sig.Offset)
+	case dbc.Float32:
+		s.f32 = sig.Factor == 1 && sig.Offset == 0
+	}
+	if len(sig.Values) > 0 {
+		s.labels = make([][]byte, len(sig.Values))
+		for j, v := range sig.Values {
+			s.labels[j] = []byte(v.Label)
+		}
+	}
+	sa := anySA
+	if s.perSource {
+		// Its sources' topics, with {sa} left in: two signals that
+		// share it would share a topic on every source.
+		sa = templateSA
+	}
+	topic, err := expandTopicSA(e.cfg.TopicTemplate, sig, e.cfg.Bus, sa)
+	if err != nil {
+		return err
+	}
+	s.topic = topic
+	return nil
 }
 
 // newTimer adds a timer for what (see Engine.timers) and returns its id.

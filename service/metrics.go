@@ -129,35 +129,9 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 		"Signals of J1939 sources not published because the topic template gave them another signal's topic.")
 	m.rawPublishers = prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_raw_publishers",
 		Help: "Publishers on the raw topic, told apart by their seq streams, that sent a batch in the last 2 s; more than 1 means more than one bridge or replay publishes there."})
-	invalid := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "candec_raw_batches_invalid_total",
-		Help: "Raw batches that failed validation and were ignored, by what was wrong (docs/wire-format.md, Validation); retained: a delivery with the retain flag, an old batch.",
-	}, []string{"reason"})
-	for _, r := range invalidReasons {
-		m.rawInvalid = append(m.rawInvalid, invalid.WithLabelValues(r.label))
-	}
-	pub := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "candec_envelopes_published_total",
-		Help: "Envelopes handed to the broker, by why they were published (kind=window counts window-stream messages).",
-	}, []string{"kind"})
-	for _, k := range pipeline.Kinds() {
-		m.published = append(m.published, pub.WithLabelValues(k.String()))
-	}
-	sup := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "candec_envelopes_suppressed_total",
-		Help: "Values not published: held back by a rate cap and replaced (cap), within the on-change deadband (unchanged), replaced before a slow broker took them (coalesced), or window-stream messages dropped when 512 waited (overflow).",
-	}, []string{"reason"})
-	m.suppressedCap = sup.WithLabelValues(reasonCap)
-	m.suppressedSame = sup.WithLabelValues(reasonUnchanged)
-	m.coalesced = sup.WithLabelValues(reasonCoalesced)
-	m.windowOverflow = sup.WithLabelValues(reasonOverflow)
+	invalid, pub, sup := m.labelled()
 	m.clock = newClockMetrics()
-	b := buildinfo.Read()
-	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "candec_build_info",
-		Help: "Always 1; its labels say what the running candec was built from: the version (a tag, a pseudo-version, or the revision), the VCS revision and the Go version.",
-	}, []string{"version", "revision", "goversion"})
-	build.WithLabelValues(b.Short(), b.Revision, b.Go).Set(1)
+	build := buildInfo()
 
 	cs := []prometheus.Collector{
 		build,
@@ -181,6 +155,46 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 		}
 	}
 	return m, nil
+}
+
+// labelled makes m's counters that have a label: raw batches invalid
+// by reason, envelopes published by kind and suppressed by reason; it
+// returns their vectors, to register.
+func (m *metrics) labelled() (invalid, pub, sup *prometheus.CounterVec) {
+	invalid = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "candec_raw_batches_invalid_total",
+		Help: "Raw batches that failed validation and were ignored, by what was wrong (docs/wire-format.md, Validation); retained: a delivery with the retain flag, an old batch.",
+	}, []string{"reason"})
+	for _, r := range invalidReasons {
+		m.rawInvalid = append(m.rawInvalid, invalid.WithLabelValues(r.label))
+	}
+	pub = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "candec_envelopes_published_total",
+		Help: "Envelopes handed to the broker, by why they were published (kind=window counts window-stream messages).",
+	}, []string{"kind"})
+	for _, k := range pipeline.Kinds() {
+		m.published = append(m.published, pub.WithLabelValues(k.String()))
+	}
+	sup = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "candec_envelopes_suppressed_total",
+		Help: "Values not published: held back by a rate cap and replaced (cap), within the on-change deadband (unchanged), replaced before a slow broker took them (coalesced), or window-stream messages dropped when 512 waited (overflow).",
+	}, []string{"reason"})
+	m.suppressedCap = sup.WithLabelValues(reasonCap)
+	m.suppressedSame = sup.WithLabelValues(reasonUnchanged)
+	m.coalesced = sup.WithLabelValues(reasonCoalesced)
+	m.windowOverflow = sup.WithLabelValues(reasonOverflow)
+	return invalid, pub, sup
+}
+
+// buildInfo is the candec_build_info gauge of this binary.
+func buildInfo() *prometheus.GaugeVec {
+	b := buildinfo.Read()
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "candec_build_info",
+		Help: "Always 1; its labels say what the running candec was built from: the version (a tag, a pseudo-version, or the revision), the VCS revision and the Go version.",
+	}, []string{"version", "revision", "goversion"})
+	build.WithLabelValues(b.Short(), b.Revision, b.Go).Set(1)
+	return build
 }
 
 // add moves the engine's counters into the metrics: the difference

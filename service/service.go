@@ -139,6 +139,34 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		log = slog.New(slog.DiscardHandler)
 	}
 	enc, _ := envelope.ParseEncoding(cfg.Encoding) // checked by Validate
+	loadedAt := time.Now()
+	pcfg, err := pipelineConfig(cfg, enc)
+	if err != nil {
+		return nil, err
+	}
+	s := newService(cfg, db, log, enc)
+	if s.engine, err = pipeline.New(db, pcfg, pipeline.SinkFunc(s.put)); err != nil {
+		return nil, err
+	}
+	s.mqttCfg = s.clientConfig()
+	if _, err := s.mqttCfg.AutopahoConfig(); err != nil { // reads the TLS files
+		return nil, err
+	}
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	if err := s.initMetrics(reg); err != nil {
+		return nil, err
+	}
+	if err := s.initReload(reg, loadedAt); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// pipelineConfig is the pipeline's configuration of cfg, its policy
+// file loaded, with a new epoch.
+func pipelineConfig(cfg Config, enc envelope.Encoding) (pipeline.Config, error) {
 	pcfg := pipeline.Config{
 		TopicTemplate: cfg.TopicTemplate,
 		Encoding:      enc,
@@ -146,20 +174,25 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		// seq from the previous run's.
 		Epoch: uint64(time.Now().UnixNano()),
 	}
-	loadedAt := time.Now()
 	if cfg.Policy != "" {
 		p, err := pipeline.LoadPolicy(cfg.Policy)
 		if err != nil {
 			if w := cfg.Where("policy"); w != "" {
-				return nil, fmt.Errorf("%s: %w", w, err)
+				return pcfg, fmt.Errorf("%s: %w", w, err)
 			}
-			return nil, err
+			return pcfg, err
 		}
 		pcfg.Policies = p
 	}
 	if cfg.WindowTopic != "" {
 		pcfg.Window = &pipeline.WindowConfig{Topic: cfg.WindowTopic, Period: cfg.WindowPeriod}
 	}
+	return pcfg, nil
+}
+
+// newService returns a service of cfg with its queues and its log
+// limits, before its engine, client and metrics.
+func newService(cfg Config, db *dbc.Database, log *slog.Logger, enc envelope.Encoding) *Service {
 	s := &Service{
 		cfg:       cfg,
 		log:       log,
@@ -183,35 +216,38 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 	for range inQueue {
 		s.free <- nil
 	}
-	var err error
-	if s.engine, err = pipeline.New(db, pcfg, pipeline.SinkFunc(s.put)); err != nil {
-		return nil, err
-	}
-	s.mqttCfg = mqttclient.Config{
-		Settings:       cfg.Settings,
-		ReconnectMax:   cfg.ReconnectMax,
-		Will:           &mqttclient.Message{Topic: cfg.StatusTopic, Payload: []byte(StatusOffline), QoS: 1, Retain: true},
+	return s
+}
+
+// clientConfig is the service's MQTT client: its settings, the
+// "offline" will on the status topic, and the service's handlers.
+func (s *Service) clientConfig() mqttclient.Config {
+	c := mqttclient.Config{
+		Settings:       s.cfg.Settings,
+		ReconnectMax:   s.cfg.ReconnectMax,
+		Will:           &mqttclient.Message{Topic: s.cfg.StatusTopic, Payload: []byte(StatusOffline), QoS: 1, Retain: true},
 		OnUp:           s.onUp,
 		OnDown:         s.onDown,
 		OnConnectError: s.onConnectError,
 		OnPublish:      s.receive,
 	}
 	// How a connection ended tells a takeover of the client id.
-	s.mqttCfg.OnServerDisconnect = s.onServerDisconnect
-	s.mqttCfg.OnConnectionLost = s.onConnectionLost
-	if _, err := s.mqttCfg.AutopahoConfig(); err != nil { // reads the TLS files
-		return nil, err
-	}
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
-	if cfg.MetricsAddr != "" {
+	c.OnServerDisconnect = s.onServerDisconnect
+	c.OnConnectionLost = s.onConnectionLost
+	return c
+}
+
+// initMetrics registers the service's metrics with reg, which must also
+// be a Gatherer when the service serves them (MetricsAddr).
+func (s *Service) initMetrics(reg prometheus.Registerer) error {
+	if s.cfg.MetricsAddr != "" {
 		g, ok := reg.(prometheus.Gatherer)
 		if !ok {
-			return nil, ErrGatherer
+			return ErrGatherer
 		}
 		s.gather = g
 	}
+	var err error
 	s.m, err = newMetrics(reg,
 		func() float64 { return float64(s.out.len()) },
 		func() float64 {
@@ -220,13 +256,7 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 			}
 			return 0
 		})
-	if err != nil {
-		return nil, err
-	}
-	if err := s.initReload(reg, loadedAt); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return err
 }
 
 // Topics returns the topics of the published signals.

@@ -277,28 +277,7 @@ func LatencyChart(s Summary) *plot.Plot {
 func DeliveriesChart(s Summary, sc *Scale) *plot.Plot {
 	p := chart.New("Deliveries per scenario, signal stream and window stream",
 		fmt.Sprintf("deliveries/s (messages × %d envelope subscribers); dashed: the report's regions on this broker", subscribers(s)), "")
-	type pair struct {
-		name            string
-		signals, window float64
-	}
-	var pairs []pair
-	index := map[string]int{}
-	key := func(x *Result) string { return x.Load + "|" + x.DBC + "|" + x.Policy }
-	for _, r := range s.Rows {
-		if x := &r.Median; x.Stream != "window" {
-			index[key(x)] = len(pairs)
-			pairs = append(pairs, pair{name: r.Scenario, signals: x.Deliveries})
-		}
-	}
-	for _, r := range s.Rows {
-		if x := &r.Median; x.Stream == "window" {
-			if i, ok := index[key(x)]; ok {
-				pairs[i].window = x.Deliveries
-			} else {
-				pairs = append(pairs, pair{name: r.Scenario, window: x.Deliveries})
-			}
-		}
-	}
+	pairs := deliveryPairs(s)
 	n := len(pairs)
 	sig, win := make(plotter.Values, n), make(plotter.Values, n)
 	names := make([]string, n)
@@ -309,29 +288,77 @@ func DeliveriesChart(s Summary, sc *Scale) *plot.Plot {
 		most = math.Max(most, math.Max(pr.signals, pr.window))
 	}
 	p.X.Min, p.X.Max = 0, most*1.15 // room for the figures after the bars
-
 	if sc != nil {
-		for _, reg := range Regions[1:] {
-			x := reg.From * sc.Report / sc.Here // the report's boundary, on this broker
-			if x > p.X.Max {
-				continue
-			}
-			l, err := plotter.NewLine(plotter.XYs{{X: x, Y: -0.5}, {X: x, Y: float64(n) - 0.5}})
-			if err != nil {
-				continue
-			}
-			l.Color, l.Width, l.Dashes = chart.Colour(1), vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
-			p.Add(l)
-			if t, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x, Y: float64(n) - 0.5}},
-				Labels: []string{fmt.Sprintf(" %s from %s/s", reg.Name, sig3(x))}}); err == nil {
-				t.TextStyle[0].Font.Size = vg.Points(9)
-				t.TextStyle[0].Color = chart.Colour(1)
-				t.TextStyle[0].YAlign = draw.YTop
-				p.Add(t)
+		addRegionLines(p, sc, n)
+	}
+	addDeliveryBars(p, sig, win)
+	p.NominalY(names...)
+	p.Y.Padding = vg.Points(6)
+	p.X.Tick.Marker = chart.ThousandsTicks{}
+	chart.LegendAt(p, false, false)
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// deliveryPair is a scenario's deliveries per second on the signal
+// stream and on the window stream.
+type deliveryPair struct {
+	name            string
+	signals, window float64
+}
+
+// deliveryPairs pairs each signal-stream row of s with the window-stream
+// row of the same load, DBC and policy, in the order of s; a window row
+// with no signal row is a pair of its own.
+func deliveryPairs(s Summary) []deliveryPair {
+	var pairs []deliveryPair
+	index := map[string]int{}
+	key := func(x *Result) string { return x.Load + "|" + x.DBC + "|" + x.Policy }
+	for _, r := range s.Rows {
+		if x := &r.Median; x.Stream != "window" {
+			index[key(x)] = len(pairs)
+			pairs = append(pairs, deliveryPair{name: r.Scenario, signals: x.Deliveries})
+		}
+	}
+	for _, r := range s.Rows {
+		if x := &r.Median; x.Stream == "window" {
+			if i, ok := index[key(x)]; ok {
+				pairs[i].window = x.Deliveries
+			} else {
+				pairs = append(pairs, deliveryPair{name: r.Scenario, window: x.Deliveries})
 			}
 		}
 	}
+	return pairs
+}
 
+// addRegionLines draws the report's region boundaries, scaled to this
+// broker by sc, as dashed lines across n bars.
+func addRegionLines(p *plot.Plot, sc *Scale, n int) {
+	for _, reg := range Regions[1:] {
+		x := reg.From * sc.Report / sc.Here // the report's boundary, on this broker
+		if x > p.X.Max {
+			continue
+		}
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: -0.5}, {X: x, Y: float64(n) - 0.5}})
+		if err != nil {
+			continue
+		}
+		l.Color, l.Width, l.Dashes = chart.Colour(1), vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
+		p.Add(l)
+		if t, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x, Y: float64(n) - 0.5}},
+			Labels: []string{fmt.Sprintf(" %s from %s/s", reg.Name, sig3(x))}}); err == nil {
+			t.TextStyle[0].Font.Size = vg.Points(9)
+			t.TextStyle[0].Color = chart.Colour(1)
+			t.TextStyle[0].YAlign = draw.YTop
+			p.Add(t)
+		}
+	}
+}
+
+// addDeliveryBars draws the signal-stream and window-stream bars side by
+// side, each with its figure after it.
+func addDeliveryBars(p *plot.Plot, sig, win plotter.Values) {
 	w := vg.Points(8)
 	if b, err := plotter.NewBarChart(sig, w); err == nil {
 		b.Horizontal, b.Offset, b.Color, b.LineStyle.Width = true, w/2, chart.Colour(0), 0
@@ -344,7 +371,7 @@ func DeliveriesChart(s Summary, sc *Scale) *plot.Plot {
 		p.Legend.Add("window stream (every signal, one message per window)", b)
 	}
 	var labels plotter.XYLabels
-	for j := range n {
+	for j := range sig {
 		for _, v := range []struct {
 			x, dy float64
 		}{{sig[j], 0.2}, {win[j], -0.2}} {
@@ -361,12 +388,6 @@ func DeliveriesChart(s Summary, sc *Scale) *plot.Plot {
 		}
 		p.Add(l)
 	}
-	p.NominalY(names...)
-	p.Y.Padding = vg.Points(6)
-	p.X.Tick.Marker = chart.ThousandsTicks{}
-	chart.LegendAt(p, false, false)
-	p.Add(plotter.NewGrid())
-	return p
 }
 
 // subscribers is the envelope subscriber count of the summary's runs.

@@ -198,7 +198,21 @@ type Meta struct {
 // comparison with the report's figures; the cost table; warnings.
 func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Bench baseline: %s\n\n", s.Host)
+	writeHeader(&b, s, m)
+	writeMixTable(&b, s, m)
+	if m.References != nil {
+		writeAgainstReport(&b, s, m)
+	}
+	writeRawTable(&b, s)
+	writeWarnings(&b, s)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeHeader writes the title and the paragraph saying what wrote the
+// baseline, from which runs and with which versions.
+func writeHeader(b *strings.Builder, s Summary, m Meta) {
+	fmt.Fprintf(b, "# Bench baseline: %s\n\n", s.Host)
 	cmd := m.Command
 	if cmd == "" {
 		cmd = "candec bench summary"
@@ -211,84 +225,95 @@ func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 	if last <= 0 {
 		last = DefaultLastRuns
 	}
-	fmt.Fprintf(&b, "Written by `%s` on %s from %s: for each scenario the median of its last %d runs%s (%s to %s).\n",
+	fmt.Fprintf(b, "Written by `%s` on %s from %s: for each scenario the median of its last %d runs%s (%s to %s).\n",
 		cmd, m.Generated.UTC().Format(time.DateOnly), m.Source, last, of,
 		s.From.UTC().Format("2006-01-02 15:04"), s.To.UTC().Format("2006-01-02 15:04 MST"))
 	if len(s.Rows) > 0 {
 		v := s.Rows[0].Median.Versions
-		fmt.Fprintf(&b, "candec %s, %s, %s. See benchmarks/README.md for how to read it.\n", v.Candec, v.Broker, v.Go)
+		fmt.Fprintf(b, "candec %s, %s, %s. See benchmarks/README.md for how to read it.\n", v.Candec, v.Broker, v.Go)
 	}
+}
 
+// embedChart writes a link to the chart of m named name, if it has one.
+func embedChart(b *strings.Builder, m Meta, name, alt string) {
+	if f := m.Charts[name]; f != "" {
+		fmt.Fprintf(b, "\n![%s](%s)\n", alt, f)
+	}
+}
+
+// writeMixTable writes the mix table, one row a scenario, and its
+// charts.
+func writeMixTable(b *strings.Builder, s Summary, m Meta) {
 	subs := 5
 	if len(s.Rows) > 0 {
 		subs = s.Rows[0].Median.EnvelopeSubscribers
 	}
-	embed := func(name, alt string) {
-		if f := m.Charts[name]; f != "" {
-			fmt.Fprintf(&b, "\n![%s](%s)\n", alt, f)
-		}
-	}
-	fmt.Fprintf(&b, "\n## The mix table\n\n")
-	fmt.Fprintf(&b, "| Scenario | Load | Signals/frame | Cap | Stream | Envelopes/s | Deliveries/s (×%d) | Broker CPU | Envelope latency p50 / p99 (ms) | Envelope loss | Raw loss | Decoder CPU | Drain (s) | Runs |\n", subs)
+	fmt.Fprintf(b, "\n## The mix table\n\n")
+	fmt.Fprintf(b, "| Scenario | Load | Signals/frame | Cap | Stream | Envelopes/s | Deliveries/s (×%d) | Broker CPU | Envelope latency p50 / p99 (ms) | Envelope loss | Raw loss | Decoder CPU | Drain (s) | Runs |\n", subs)
 	b.WriteString("|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range s.Rows {
 		x := &r.Median
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %.1f | %d |\n",
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %s | %s | %.1f | %d |\n",
 			r.Scenario, x.Load, x.Signals, x.Cap, x.Stream,
 			envelopes(x), numfmt.Thousands(x.Deliveries), numfmt.Pct(x.CPU.Broker),
 			numfmt.Ms(x.Latency.Envelopes.P50), numfmt.Ms(x.Latency.Envelopes.P99),
 			loss(x.EnvelopesLost, x.EnvelopeLossPct), loss(x.RawLost, x.RawLossPct), numfmt.Pct(x.CPU.Decoder), x.DrainS, r.Runs)
 	}
+	embedChart(b, m, ChartDeliveries, "Deliveries/s per scenario, signal stream and window stream")
+	embedChart(b, m, ChartLatency, "Envelope latency p50 and p99 per scenario")
+}
 
-	embed(ChartDeliveries, "Deliveries/s per scenario, signal stream and window stream")
-	embed(ChartLatency, "Envelope latency p50 and p99 per scenario")
-
-	if m.References != nil {
-		sc, scaled := NewScale(s, m.References)
-		fmt.Fprintf(&b, "\n## Against the report's mix table\n\n")
-		b.WriteString("The report's figures (stand-in decoder, car Orin, mosquitto 2.0.11) → this baseline's.\n")
-		if scaled {
-			here, rep := sc.Saturation()
-			fmt.Fprintf(&b, "Deliveries/s compare only once normalised: the broker took %.1f µs of CPU per delivery here (%s, the heaviest signal-stream row), "+
-				"so one core saturates at %s deliveries/s; the report's took %.1f (%s: %s of a core at %s deliveries/s), saturating at %s. "+
-				"The last column places this baseline's rows on the report's scale: the same share of the saturation point, in the report's deliveries/s.\n",
-				sc.Here, sc.HereRow, sig3(here), sc.Report, sc.ReportRow,
-				numfmt.Pct(m.References[sc.ReportRow].BrokerCPU), numfmt.Thousands(m.References[sc.ReportRow].Deliveries), sig3(rep))
-		}
-		b.WriteString("\n| Scenario | Envelopes/s | Deliveries/s | Broker CPU | Envelope p50 (ms) | Envelope p99 (ms) | Note |")
-		sep := "|---|---:|---:|---:|---:|---:|---|"
-		if scaled {
-			b.WriteString(" On the report's scale |")
-			sep += "---:|"
-		}
-		b.WriteString("\n" + sep + "\n")
-		for _, r := range s.Rows {
-			ref := m.References[r.Scenario]
-			if ref == nil {
-				continue
-			}
-			x := &r.Median
-			deliveries := "—"
-			if ref.Deliveries > 0 {
-				deliveries = numfmt.Thousands(ref.Deliveries)
-			}
-			fmt.Fprintf(&b, "| %s | %s → %s | %s → %s | %s → %s | %s → %s | %s → %s | %s |",
-				r.Scenario,
-				numfmt.Thousands(ref.Envelopes), envelopes(x),
-				deliveries, numfmt.Thousands(x.Deliveries),
-				numfmt.Pct(ref.BrokerCPU), numfmt.Pct(x.CPU.Broker),
-				numfmt.Ms(ref.P50), numfmt.Ms(x.Latency.Envelopes.P50),
-				numfmt.Ms(ref.P99), numfmt.Ms(x.Latency.Envelopes.P99),
-				ref.Note)
-			if scaled {
-				fmt.Fprintf(&b, " %s (%.0f %%) |", sig3(sc.OnReport(x.Deliveries)), sc.Relative(x.Deliveries)*100)
-			}
-			b.WriteString("\n")
-		}
-		embed(ChartBroker, "Broker CPU against deliveries/s, this baseline and the report's, on the report's scale")
+// writeAgainstReport writes the table of the report's figures against
+// this baseline's, on the report's scale when both broker costs are
+// known, and its chart.
+func writeAgainstReport(b *strings.Builder, s Summary, m Meta) {
+	sc, scaled := NewScale(s, m.References)
+	fmt.Fprintf(b, "\n## Against the report's mix table\n\n")
+	b.WriteString("The report's figures (stand-in decoder, car Orin, mosquitto 2.0.11) → this baseline's.\n")
+	if scaled {
+		here, rep := sc.Saturation()
+		fmt.Fprintf(b, "Deliveries/s compare only once normalised: the broker took %.1f µs of CPU per delivery here (%s, the heaviest signal-stream row), "+
+			"so one core saturates at %s deliveries/s; the report's took %.1f (%s: %s of a core at %s deliveries/s), saturating at %s. "+
+			"The last column places this baseline's rows on the report's scale: the same share of the saturation point, in the report's deliveries/s.\n",
+			sc.Here, sc.HereRow, sig3(here), sc.Report, sc.ReportRow,
+			numfmt.Pct(m.References[sc.ReportRow].BrokerCPU), numfmt.Thousands(m.References[sc.ReportRow].Deliveries), sig3(rep))
 	}
+	b.WriteString("\n| Scenario | Envelopes/s | Deliveries/s | Broker CPU | Envelope p50 (ms) | Envelope p99 (ms) | Note |")
+	sep := "|---|---:|---:|---:|---:|---:|---|"
+	if scaled {
+		b.WriteString(" On the report's scale |")
+		sep += "---:|"
+	}
+	b.WriteString("\n" + sep + "\n")
+	for _, r := range s.Rows {
+		ref := m.References[r.Scenario]
+		if ref == nil {
+			continue
+		}
+		x := &r.Median
+		deliveries := "—"
+		if ref.Deliveries > 0 {
+			deliveries = numfmt.Thousands(ref.Deliveries)
+		}
+		fmt.Fprintf(b, "| %s | %s → %s | %s → %s | %s → %s | %s → %s | %s → %s | %s |",
+			r.Scenario,
+			numfmt.Thousands(ref.Envelopes), envelopes(x),
+			deliveries, numfmt.Thousands(x.Deliveries),
+			numfmt.Pct(ref.BrokerCPU), numfmt.Pct(x.CPU.Broker),
+			numfmt.Ms(ref.P50), numfmt.Ms(x.Latency.Envelopes.P50),
+			numfmt.Ms(ref.P99), numfmt.Ms(x.Latency.Envelopes.P99),
+			ref.Note)
+		if scaled {
+			fmt.Fprintf(b, " %s (%.0f %%) |", sig3(sc.OnReport(x.Deliveries)), sc.Relative(x.Deliveries)*100)
+		}
+		b.WriteString("\n")
+	}
+	embedChart(b, m, ChartBroker, "Broker CPU against deliveries/s, this baseline and the report's, on the report's scale")
+}
 
-	fmt.Fprintf(&b, "\n## The raw stream and the other costs\n\n")
+// writeRawTable writes the table of the raw stream and the other costs.
+func writeRawTable(b *strings.Builder, s Summary) {
+	fmt.Fprintf(b, "\n## The raw stream and the other costs\n\n")
 	b.WriteString("| Scenario | Frames/s offered | Frames/s per raw subscriber | Raw latency p50 / p99 / max (ms) | Envelope max (ms) | Windows/s | Broker µs per delivery / per message | Replay CPU | Subscribers CPU (all) | Other CPU | Delivered KB/s |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range s.Rows {
@@ -297,12 +322,15 @@ func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 		if x.Windows > 0 {
 			windows = numfmt.Thousands(x.Windows)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s / %s / %s | %s | %s | %.1f / %.1f | %s | %s | %s | %s |\n",
+		fmt.Fprintf(b, "| %s | %s | %s | %s / %s / %s | %s | %s | %.1f / %.1f | %s | %s | %s | %s |\n",
 			r.Scenario, numfmt.Thousands(x.FramesOffered), numfmt.Thousands(x.FramesDelivered),
 			numfmt.Ms(x.Latency.Raw.P50), numfmt.Ms(x.Latency.Raw.P99), numfmt.Ms(x.Latency.Raw.Max), numfmt.Ms(x.Latency.Envelopes.Max),
 			windows, x.BrokerUsPerDelivery, x.BrokerUsPerMessage, numfmt.Pct(x.CPU.Replay), numfmt.Pct(x.CPU.Subscribers), numfmt.Pct(x.CPU.Other), numfmt.Thousands(x.Bytes.Delivered/1e3))
 	}
+}
 
+// writeWarnings writes the rows' and the summary's warnings, if any.
+func writeWarnings(b *strings.Builder, s Summary) {
 	var warned []string
 	for _, r := range s.Rows {
 		for _, w := range r.Warnings {
@@ -313,11 +341,9 @@ func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 	if len(warned) > 0 {
 		b.WriteString("\n## Warnings\n\n")
 		for _, w := range warned {
-			fmt.Fprintf(&b, "- %s\n", w)
+			fmt.Fprintf(b, "- %s\n", w)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
 }
 
 // envelopes formats a row's envelopes per second, with what the policy

@@ -19,6 +19,7 @@ import (
 	"github.com/yukart/candec/internal/chart"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/progress"
+	"github.com/yukart/candec/mqttclient"
 )
 
 // hostEnv names the variable that overrides the host name in result
@@ -59,48 +60,29 @@ func runBench(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	// The decoder and the replay run in a directory of their own.
-	for _, f := range []*string{&broker.CAFile, &broker.CertFile, &broker.KeyFile} {
-		if *f != "" {
-			if *f, err = filepath.Abs(*f); err != nil {
-				return fmt.Errorf("bench: %w", err)
-			}
-		}
+	if err := absTLSFiles(&broker); err != nil {
+		return err
 	}
 	h, err := checkHost("bench", hostName(*host))
 	if err != nil {
 		return err
 	}
-	f, err := scenario.LoadFile(*file)
-	if err != nil {
-		return fmt.Errorf("bench: --scenarios: %w", err)
-	}
 	o := scenario.Overrides{Duration: *duration, Warmup: *warmup}
 	if *windowSubs {
 		o.Stream = scenario.StreamWindow
 	}
-	runs, err := f.Plan(*profile, o)
+	runs, err := benchPlan(*file, *profile, o)
 	if err != nil {
-		return &exitError{2, err}
+		return err
 	}
 	if *planOnly {
 		return scenario.WritePlan(e.stdout, *profile, runs, *repeat)
 	}
-	exe, err := os.Executable()
+	cfg, err := benchConfig(e, broker, *brokerPID, h, *workDir)
 	if err != nil {
-		return fmt.Errorf("bench: find the candec binary: %w", err)
+		return err
 	}
-	cfg := benchmarks.Config{
-		Exe:           exe,
-		Broker:        broker,
-		BrokerPID:     *brokerPID,
-		Host:          h,
-		WorkDir:       *workDir,
-		Out:           e.stdout,
-		Log:           e.stderr,
-		Progress:      progress.New(e.stderr, isTerminal(e.stderr)),
-		Versions:      report.Versions{Candec: buildinfo.Read().Short()},
-		FailOnWarning: *failOnWarning,
-	}
+	cfg.FailOnWarning = *failOnWarning
 	if !*noResults {
 		cfg.ResultsDir = *results
 		if cfg.ResultsDir == "" {
@@ -118,6 +100,55 @@ func runBench(ctx context.Context, e env, args []string) error {
 		return &exitError{3, err}
 	}
 	return err
+}
+
+// benchConfig is the bench's configuration: this binary as the decoder
+// and the replay, broker (with its PID when measured), host h, the logs
+// kept in workDir, the output and the progress on e.
+func benchConfig(e env, broker mqttclient.Settings, brokerPID int, h, workDir string) (benchmarks.Config, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return benchmarks.Config{}, fmt.Errorf("bench: find the candec binary: %w", err)
+	}
+	return benchmarks.Config{
+		Exe:       exe,
+		Broker:    broker,
+		BrokerPID: brokerPID,
+		Host:      h,
+		WorkDir:   workDir,
+		Out:       e.stdout,
+		Log:       e.stderr,
+		Progress:  progress.New(e.stderr, isTerminal(e.stderr)),
+		Versions:  report.Versions{Candec: buildinfo.Read().Short()},
+	}, nil
+}
+
+// absTLSFiles makes the TLS files of s absolute paths, for processes
+// that run in another directory.
+func absTLSFiles(s *mqttclient.Settings) error {
+	for _, f := range []*string{&s.CAFile, &s.CertFile, &s.KeyFile} {
+		if *f != "" {
+			var err error
+			if *f, err = filepath.Abs(*f); err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// benchPlan loads the scenarios file and returns the runs of profile
+// under o; an unknown profile is a usage error.
+func benchPlan(file, profile string, o scenario.Overrides) ([]scenario.Run, error) {
+	f, err := scenario.LoadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("bench: --scenarios: %w", err)
+	}
+	runs, err := f.Plan(profile, o)
+	if err != nil {
+		return nil, &exitError{2, err}
+	}
+	return runs, nil
 }
 
 // tuneBench changes the bench's configuration before it runs: tests
@@ -183,36 +214,14 @@ func runBenchSummary(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	f, err := scenario.LoadFile(*file)
-	if err != nil {
-		return fmt.Errorf("bench summary: --scenarios: %w", err)
-	}
 	dir := *results
 	if dir == "" {
 		dir = filepath.Join(filepath.Dir(*file), "results")
 	}
-	inputs, err := report.Files(dir, h)
+	s, refs, inputs, err := summarize(*file, dir, h, *profile, *last)
 	if err != nil {
 		return err
 	}
-	all, err := report.ReadDir(dir, h)
-	if err != nil {
-		return err
-	}
-	rs := report.OfProfile(all, *profile)
-	if len(rs) == 0 {
-		return fmt.Errorf("bench summary: no runs of profile %s for host %s in %s (it has runs of: %s; choose with --profile)",
-			*profile, h, dir, strings.Join(report.Profiles(all), ", "))
-	}
-	var order []string
-	refs := map[string]*scenario.Reference{}
-	for _, s := range f.Scenarios {
-		order = append(order, s.Name)
-		if s.Report != nil {
-			refs[s.Name] = s.Report
-		}
-	}
-	s := report.Summarize(rs, order, *last)
 	meta := report.Meta{
 		Source:     filepath.ToSlash(filepath.Join(dir, h+"-*.jsonl")),
 		Profile:    *profile,
@@ -224,7 +233,55 @@ func runBenchSummary(e env, args []string) error {
 	if path == "" {
 		path = filepath.Join(dir, "baseline-"+h+".md")
 	}
-	inputs = append(inputs, *file)
+	if err := writeSummary(e, path, s, meta, inputs); err != nil {
+		return err
+	}
+	if path != "-" {
+		fmt.Fprintf(e.stderr, "wrote %s (%d scenarios of profile %s)\n", path, len(s.Rows), *profile)
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintln(e.stderr, "warning:", w)
+	}
+	return nil
+}
+
+// summarize reads the scenarios file and host h's results in dir, and
+// returns the median of the last runs of each scenario of profile, the
+// report's figures by scenario, and the files read.
+func summarize(file, dir, h, profile string, last int) (report.Summary, map[string]*scenario.Reference, []string, error) {
+	f, err := scenario.LoadFile(file)
+	if err != nil {
+		return report.Summary{}, nil, nil, fmt.Errorf("bench summary: --scenarios: %w", err)
+	}
+	inputs, err := report.Files(dir, h)
+	if err != nil {
+		return report.Summary{}, nil, nil, err
+	}
+	all, err := report.ReadDir(dir, h)
+	if err != nil {
+		return report.Summary{}, nil, nil, err
+	}
+	rs := report.OfProfile(all, profile)
+	if len(rs) == 0 {
+		return report.Summary{}, nil, nil, fmt.Errorf("bench summary: no runs of profile %s for host %s in %s (it has runs of: %s; choose with --profile)",
+			profile, h, dir, strings.Join(report.Profiles(all), ", "))
+	}
+	var order []string
+	refs := map[string]*scenario.Reference{}
+	for _, s := range f.Scenarios {
+		order = append(order, s.Name)
+		if s.Report != nil {
+			refs[s.Name] = s.Report
+		}
+	}
+	return report.Summarize(rs, order, last), refs, append(inputs, file), nil
+}
+
+// writeSummary writes the baseline of s to path (- for standard output)
+// and its charts beside it, none of which may be one of inputs. All are
+// written aside first and put in place only once every one is whole: a
+// failure leaves the old baseline with its old charts.
+func writeSummary(e env, path string, s report.Summary, meta report.Meta, inputs []string) error {
 	w, err := outfile.Create(path, e.stdout, inputs...)
 	if err != nil {
 		if errors.Is(err, outfile.ErrSameFile) {
@@ -233,9 +290,7 @@ func runBenchSummary(e env, args []string) error {
 		return fmt.Errorf("bench summary: %w", err)
 	}
 	defer w.Abort()
-	// The charts go beside the baseline, which embeds them by name. All
-	// are written aside first and put in place only once every one is
-	// whole: a failure leaves the old baseline with its old charts.
+	// The charts go beside the baseline, which embeds them by name.
 	var charts []*outfile.File
 	defer func() {
 		for _, c := range charts {
@@ -243,7 +298,7 @@ func runBenchSummary(e env, args []string) error {
 		}
 	}()
 	if path != "-" {
-		if charts, meta.Charts, err = writeCharts(e, path, s, refs, inputs); err != nil {
+		if charts, meta.Charts, err = writeCharts(e, path, s, meta.References, inputs); err != nil {
 			return err
 		}
 	}
@@ -258,12 +313,6 @@ func runBenchSummary(e env, args []string) error {
 	}
 	if err := w.Commit(); err != nil {
 		return fmt.Errorf("bench summary: %w", err)
-	}
-	if w.Name() != "-" {
-		fmt.Fprintf(e.stderr, "wrote %s (%d scenarios of profile %s)\n", path, len(s.Rows), *profile)
-	}
-	for _, w := range s.Warnings {
-		fmt.Fprintln(e.stderr, "warning:", w)
 	}
 	return nil
 }

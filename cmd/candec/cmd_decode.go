@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/yukart/candec/internal/decodejob"
 	"github.com/yukart/candec/internal/outformat"
@@ -65,15 +66,9 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	if len(dbcs.all) == 0 && len(dbcs.iface) == 0 {
 		return &exitError{2, errors.New("decode: --dbc is required")}
 	}
-	f, err := outformat.Lookup(*format)
-	switch {
-	case errors.Is(err, outformat.ErrNotInBuild):
-		return &exitError{2, fmt.Errorf("decode: --format %s is not in this build (the car's); use the developer's build", *format)}
-	case err != nil:
-		return &exitError{2, fmt.Errorf("decode: unknown --format %q (want %s)", *format, outformat.Names())}
-	}
-	if f.Binary && (*out == "-" || *out == "") && isTerminal(e.stdout) {
-		return &exitError{2, fmt.Errorf("decode: --format %s is binary: give -o FILE%s, or redirect standard output", f.Name, f.Ext)}
+	f, err := decodeFormat(e, *format, *out)
+	if err != nil {
+		return err
 	}
 	globs := splitList(*signals)
 	for _, g := range globs {
@@ -83,41 +78,9 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
-	if *policy == "" {
-		for _, name := range []string{"window", "tail", "topic-template"} {
-			if set[name] {
-				return &exitError{2, fmt.Errorf("decode: --%s works only with --policy", name)}
-			}
-		}
-	} else if set["signals"] || set["format"] {
-		return &exitError{2, errors.New("decode: --signals and --format do not apply with --policy (the policy file chooses the signals; the output is envelopes)")}
-	}
-	if *outDir != "" {
-		if _, ok := outformat.LakeFormat(); !ok {
-			return &exitError{2, errors.New("decode: --out-dir: no format of this build writes a lake (the car's build has no Parquet); use the developer's build")}
-		}
-		for _, name := range []string{"o", "format", "policy"} {
-			if set[name] {
-				return &exitError{2, fmt.Errorf("decode: --%s does not apply with --out-dir (the lake is its own output)", name)}
-			}
-		}
-	} else if set["jobs"] {
-		return &exitError{2, errors.New("decode: --jobs works only with --out-dir")}
-	}
-	if *jobs < 1 {
-		return &exitError{2, fmt.Errorf("decode: --jobs %d: want 1 or more", *jobs)}
-	}
-	if *tail < 0 {
-		return &exitError{2, fmt.Errorf("decode: --tail %s: want 0 or a positive duration", *tail)}
-	}
 	names := fs.Args()
-	if decodejob.Many(names, *outDir) {
-		if slices.Contains(names, "-") {
-			return &exitError{2, errors.New("decode: - (stdin) is read alone, not among other captures")}
-		}
-		if *policy != "" {
-			return &exitError{2, errors.New("decode: --policy decodes one capture, as the service sees one stream")}
-		}
+	if err := checkDecodeFlags(set, *policy != "", *outDir, *jobs, *tail, names); err != nil {
+		return err
 	}
 	cfg := decodejob.Config{
 		Inputs:      names,
@@ -137,6 +100,63 @@ func runDecode(ctx context.Context, e env, args []string) error {
 		cfg.Policy = &decodejob.Policy{File: *policy, PolicyOptions: decodejob.PolicyOptions{Template: *template, Window: *window, Tail: *tail}}
 	}
 	return decodeStatus(decodejob.Run(ctx, cfg))
+}
+
+// decodeFormat looks up the --format named, refusing a binary one bound
+// for a terminal.
+func decodeFormat(e env, name, out string) (outformat.Format, error) {
+	f, err := outformat.Lookup(name)
+	switch {
+	case errors.Is(err, outformat.ErrNotInBuild):
+		return f, &exitError{2, fmt.Errorf("decode: --format %s is not in this build (the car's); use the developer's build", name)}
+	case err != nil:
+		return f, &exitError{2, fmt.Errorf("decode: unknown --format %q (want %s)", name, outformat.Names())}
+	}
+	if f.Binary && (out == "-" || out == "") && isTerminal(e.stdout) {
+		return f, &exitError{2, fmt.Errorf("decode: --format %s is binary: give -o FILE%s, or redirect standard output", f.Name, f.Ext)}
+	}
+	return f, nil
+}
+
+// checkDecodeFlags refuses flags that do not go together: set holds the
+// flags given, policy whether --policy was.
+func checkDecodeFlags(set map[string]bool, policy bool, outDir string, jobs int, tail time.Duration, names []string) error {
+	if !policy {
+		for _, name := range []string{"window", "tail", "topic-template"} {
+			if set[name] {
+				return &exitError{2, fmt.Errorf("decode: --%s works only with --policy", name)}
+			}
+		}
+	} else if set["signals"] || set["format"] {
+		return &exitError{2, errors.New("decode: --signals and --format do not apply with --policy (the policy file chooses the signals; the output is envelopes)")}
+	}
+	if outDir != "" {
+		if _, ok := outformat.LakeFormat(); !ok {
+			return &exitError{2, errors.New("decode: --out-dir: no format of this build writes a lake (the car's build has no Parquet); use the developer's build")}
+		}
+		for _, name := range []string{"o", "format", "policy"} {
+			if set[name] {
+				return &exitError{2, fmt.Errorf("decode: --%s does not apply with --out-dir (the lake is its own output)", name)}
+			}
+		}
+	} else if set["jobs"] {
+		return &exitError{2, errors.New("decode: --jobs works only with --out-dir")}
+	}
+	if jobs < 1 {
+		return &exitError{2, fmt.Errorf("decode: --jobs %d: want 1 or more", jobs)}
+	}
+	if tail < 0 {
+		return &exitError{2, fmt.Errorf("decode: --tail %s: want 0 or a positive duration", tail)}
+	}
+	if decodejob.Many(names, outDir) {
+		if slices.Contains(names, "-") {
+			return &exitError{2, errors.New("decode: - (stdin) is read alone, not among other captures")}
+		}
+		if policy {
+			return &exitError{2, errors.New("decode: --policy decodes one capture, as the service sees one stream")}
+		}
+	}
+	return nil
 }
 
 // decodeStatus gives a mistake in what the decode was asked for exit

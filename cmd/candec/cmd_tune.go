@@ -37,30 +37,16 @@ func runTune(ctx context.Context, e env, args []string) error {
 		fs.Usage()
 		return &exitError{2, fmt.Errorf("tune: want one capture file (or - for standard input)")}
 	}
-	// Zero or negative counts are mistakes, not requests for the
-	// defaults: say so rather than report something else.
-	if *subs < 1 {
-		return &exitError{2, fmt.Errorf("tune: --subscribers must be 1 or more, got %d", *subs)}
-	}
-	if *top < 0 {
-		return &exitError{2, fmt.Errorf("tune: --top must be 0 (all signals) or more, got %d", *top)}
-	}
-	if !(*budget > 0) || math.IsInf(*budget, 1) {
-		return &exitError{2, fmt.Errorf("tune: --budget must be a number of deliveries/s more than 0, got %g", *budget)}
+	if err := checkTuneCounts(*subs, *top, *budget); err != nil {
+		return err
 	}
 	dbcFiles, builtIn := carDBCFiles(fs, strings.Split(*dbcs, ","))
 	inputs := append([]string{fs.Arg(0), *policy}, dbcFiles...)
 	var format chart.Format
 	if *svg != "" {
-		if *svg == "-" {
-			return &exitError{2, errors.New("tune: --svg wants a file: the report goes to standard output")}
-		}
 		var err error
-		if format, err = chart.FormatOf(*svg); err != nil {
-			return &exitError{2, fmt.Errorf("tune: --svg: %w", err)}
-		}
-		if err := outfile.CheckNotInput(*svg, inputs...); err != nil {
-			return &exitError{2, fmt.Errorf("tune: --svg: %w", err)}
+		if format, err = checkTuneChart(*svg, inputs); err != nil {
+			return err
 		}
 	}
 	db, dbcName, err := loadCarDBC(ctx, dbcFiles, builtIn)
@@ -104,6 +90,38 @@ func runTune(ctx context.Context, e env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "policy: %s   DBC: %s\n", name, dbcName)
 	return rep.WriteText(e.stdout, *top)
+}
+
+// checkTuneCounts checks tune's counts. Zero or negative counts are
+// mistakes, not requests for the defaults: say so rather than report
+// something else.
+func checkTuneCounts(subs, top int, budget float64) error {
+	if subs < 1 {
+		return &exitError{2, fmt.Errorf("tune: --subscribers must be 1 or more, got %d", subs)}
+	}
+	if top < 0 {
+		return &exitError{2, fmt.Errorf("tune: --top must be 0 (all signals) or more, got %d", top)}
+	}
+	if !(budget > 0) || math.IsInf(budget, 1) {
+		return &exitError{2, fmt.Errorf("tune: --budget must be a number of deliveries/s more than 0, got %g", budget)}
+	}
+	return nil
+}
+
+// checkTuneChart returns the format of the chart file svg, which must
+// be a file (the report goes to standard output) and none of inputs.
+func checkTuneChart(svg string, inputs []string) (chart.Format, error) {
+	if svg == "-" {
+		return "", &exitError{2, errors.New("tune: --svg wants a file: the report goes to standard output")}
+	}
+	format, err := chart.FormatOf(svg)
+	if err != nil {
+		return "", &exitError{2, fmt.Errorf("tune: --svg: %w", err)}
+	}
+	if err := outfile.CheckNotInput(svg, inputs...); err != nil {
+		return "", &exitError{2, fmt.Errorf("tune: --svg: %w", err)}
+	}
+	return format, nil
 }
 
 // writeTuneChart draws rep to name, written aside and renamed into place.

@@ -126,71 +126,12 @@ type Options struct {
 // out of range, the broker cannot be reached, a decoder is online on the
 // demo's topics, or a part cannot start.
 func Run(ctx context.Context, o Options) error {
-	if o.Refresh <= 0 {
-		o.Refresh = DefaultRefresh
-	}
-	if o.Speed == 0 {
-		o.Speed = 1
-	}
-	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = DefaultConnectTimeout
-	}
-	if o.Prefix == "" {
-		o.Prefix = DefaultPrefix
-		if o.Broker.Broker == "" {
-			o.Prefix = EmbeddedPrefix
-		}
-	}
-	switch {
-	case !(o.Speed >= replay.MinSpeed && o.Speed <= replay.MaxSpeed):
-		return fmt.Errorf("%w: speed %g is outside %g to %g", ErrOptions, o.Speed, float64(replay.MinSpeed), float64(replay.MaxSpeed))
-	case o.Duration < 0:
-		return fmt.Errorf("%w: duration %v is negative", ErrOptions, o.Duration)
-	case strings.ContainsAny(o.Prefix, "+#\x00") || strings.HasPrefix(o.Prefix, "/") || strings.HasSuffix(o.Prefix, "/") || !utf8.ValidString(o.Prefix):
-		return fmt.Errorf("%w: prefix %q must be topic levels without wildcards, and without a leading or trailing /", ErrOptions, o.Prefix)
+	o, err := o.filled()
+	if err != nil {
+		return err
 	}
 	topics := TopicsFor(o.Prefix)
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
-	dbcPath, builtInDBC, err := locateData(o.DBC, DefaultDBC)
-	if err != nil {
-		return err
-	}
-	capPath, builtInCapture, err := locateData(o.Capture, DefaultCapture)
-	if err != nil {
-		return err
-	}
-	// A capture that cannot be read is said before anything starts.
-	open := replay.OpenFile(ctx, capPath, capture.Options{})
-	if builtInCapture {
-		data, err := cardata.Capture()
-		if err != nil {
-			return err
-		}
-		capPath = cardata.CaptureName
-		open = func() (capture.Source, error) { return capture.NewSource(bytes.NewReader(data), capture.Options{}) }
-	}
-	c, err := open()
-	if err != nil {
-		return err
-	}
-	if cl, ok := c.(io.Closer); ok {
-		cl.Close()
-	}
-	policy := ""
-	if o.Policy != "" {
-		if policy, err = Locate(o.Policy); err != nil {
-			return err
-		}
-	}
-	var db *dbc.Database
-	if builtInDBC {
-		dbcPath = cardata.DBCName
-		db, err = cardata.LoadDBC()
-	} else {
-		db, err = dbc.Load(dbcPath)
-	}
+	in, err := loadInputs(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -221,8 +162,131 @@ func Run(ctx context.Context, o Options) error {
 		defer b.Close()
 		conn, where = mqttclient.Settings{Broker: b.URL()}, "the embedded broker"
 	}
-	url := conn.Broker
 
+	cfg := serviceConfig(conn, clientID, topics, in)
+	svc, err := service.New(cfg, in.db, o.Log, nil)
+	if err != nil {
+		return err
+	}
+	board := NewBoard(topics.SignalPrefix, cfg.StatusTopic, time.Now())
+	// The connections come up before the service and the display start,
+	// so that a broker that went away since the check is an error.
+	watcher, err := watchBoard(ctx, conn, cfg.ClientID, topics, board, o.ConnectTimeout)
+	if err != nil || watcher == nil {
+		return err
+	}
+	defer disconnect(watcher)
+	bridge, err := connect(ctx, conn, cfg.ClientID+"-replay", o.ConnectTimeout, nil, nil)
+	if err != nil {
+		return err
+	}
+	defer disconnect(bridge)
+
+	header := fmt.Sprintf("candec demo: %s replayed in a loop to %s (%s) on %s, decoded with %s, %s\n",
+		in.capPath, conn.Broker, where, topics.Raw, in.dbcPath, policyName(in.policy))
+	err = play(ctx, o, svc, board, mqttclient.NewPublisher(bridge, cfg.RawTopic, 0, false, ""), in.open, header)
+	// The decoder said "offline" before Run returned; let it reach the
+	// board.
+	select {
+	case <-board.Offline():
+	case <-time.After(time.Second):
+	}
+	fmt.Fprintln(o.Out)
+	board.Render(o.Out, time.Now(), 0)
+	return err
+}
+
+// filled returns o with its defaults filled in, or ErrOptions when an
+// option is out of its range.
+func (o Options) filled() (Options, error) {
+	if o.Refresh <= 0 {
+		o.Refresh = DefaultRefresh
+	}
+	if o.Speed == 0 {
+		o.Speed = 1
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+		if o.Broker.Broker == "" {
+			o.Prefix = EmbeddedPrefix
+		}
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.DiscardHandler)
+	}
+	switch {
+	case !(o.Speed >= replay.MinSpeed && o.Speed <= replay.MaxSpeed):
+		return o, fmt.Errorf("%w: speed %g is outside %g to %g", ErrOptions, o.Speed, float64(replay.MinSpeed), float64(replay.MaxSpeed))
+	case o.Duration < 0:
+		return o, fmt.Errorf("%w: duration %v is negative", ErrOptions, o.Duration)
+	case strings.ContainsAny(o.Prefix, "+#\x00") || strings.HasPrefix(o.Prefix, "/") || strings.HasSuffix(o.Prefix, "/") || !utf8.ValidString(o.Prefix):
+		return o, fmt.Errorf("%w: prefix %q must be topic levels without wildcards, and without a leading or trailing /", ErrOptions, o.Prefix)
+	}
+	return o, nil
+}
+
+// inputs are a demo's files, found and read: the DBC, the capture (open
+// reads it from the start, each loop) and the policy.
+type inputs struct {
+	dbcPath, capPath, policy string
+	db                       *dbc.Database
+	open                     func() (capture.Source, error)
+}
+
+// loadInputs finds and reads the DBC, capture and policy of o, the
+// copies built into candec standing in for missing defaults. A capture
+// that cannot be read is said here, before anything starts.
+func loadInputs(ctx context.Context, o Options) (inputs, error) {
+	var in inputs
+	dbcPath, builtInDBC, err := locateData(o.DBC, DefaultDBC)
+	if err != nil {
+		return in, err
+	}
+	capPath, builtInCapture, err := locateData(o.Capture, DefaultCapture)
+	if err != nil {
+		return in, err
+	}
+	open := replay.OpenFile(ctx, capPath, capture.Options{})
+	if builtInCapture {
+		data, err := cardata.Capture()
+		if err != nil {
+			return in, err
+		}
+		capPath = cardata.CaptureName
+		open = func() (capture.Source, error) { return capture.NewSource(bytes.NewReader(data), capture.Options{}) }
+	}
+	c, err := open()
+	if err != nil {
+		return in, err
+	}
+	if cl, ok := c.(io.Closer); ok {
+		cl.Close()
+	}
+	policy := ""
+	if o.Policy != "" {
+		if policy, err = Locate(o.Policy); err != nil {
+			return in, err
+		}
+	}
+	var db *dbc.Database
+	if builtInDBC {
+		dbcPath = cardata.DBCName
+		db, err = cardata.LoadDBC()
+	} else {
+		db, err = dbc.Load(dbcPath)
+	}
+	if err != nil {
+		return in, err
+	}
+	return inputs{dbcPath: dbcPath, capPath: capPath, policy: policy, db: db, open: open}, nil
+}
+
+// serviceConfig is the demo's decoder: the service's defaults on conn,
+// the demo's topics and files, no metrics endpoint.
+func serviceConfig(conn mqttclient.Settings, clientID string, topics Topics, in inputs) service.Config {
 	cfg := service.DefaultConfig()
 	keepAlive := cfg.KeepAlive
 	cfg.Settings = conn
@@ -233,23 +297,25 @@ func Run(ctx context.Context, o Options) error {
 	cfg.RawTopic = topics.Raw
 	cfg.StatusTopic = topics.Status
 	cfg.TopicTemplate = topics.Template
-	cfg.DBC = []string{dbcPath}
-	cfg.Policy = policy
+	cfg.DBC = []string{in.dbcPath}
+	cfg.Policy = in.policy
 	cfg.MetricsAddr = ""
-	svc, err := service.New(cfg, db, o.Log, nil)
-	if err != nil {
-		return err
-	}
+	return cfg
+}
 
-	board := NewBoard(topics.SignalPrefix, cfg.StatusTopic, time.Now())
-	// The connections come up before the service and the display start,
-	// so that a broker that went away since the check is an error.
+// watchBoard connects the board's client to conn and waits until the
+// broker acknowledges its subscription to the signals and the status.
+// The board listens before the decoder starts: it must hear this
+// decoder's "online" live (a retained one may be an earlier run's), and
+// the replay waits for that. It returns a nil client and no error when
+// ctx ends first.
+func watchBoard(ctx context.Context, conn mqttclient.Settings, clientID string, topics Topics, board *Board, timeout time.Duration) (*autopaho.ConnectionManager, error) {
 	subscribed := make(chan struct{})
 	var subscribedOnce sync.Once
-	watcher, err := connect(ctx, conn, cfg.ClientID+"-board", o.ConnectTimeout, func(cm *autopaho.ConnectionManager) {
+	watcher, err := connect(ctx, conn, clientID+"-board", timeout, func(cm *autopaho.ConnectionManager) {
 		go func() {
 			_, err := cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
-				{Topic: topics.SignalPrefix + "+"}, {Topic: cfg.StatusTopic},
+				{Topic: topics.SignalPrefix + "+"}, {Topic: topics.Status},
 			}})
 			if err == nil {
 				subscribedOnce.Do(func() { close(subscribed) })
@@ -263,28 +329,25 @@ func Run(ctx context.Context, o Options) error {
 		board.Observe(p.Topic, p.Payload, time.Now())
 	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer disconnect(watcher)
-	// The board listens before the decoder starts: it must hear this
-	// decoder's "online" live (a retained one may be an earlier run's),
-	// and the replay waits for that.
 	select {
 	case <-subscribed:
+		return watcher, nil
 	case <-ctx.Done():
-		return nil
-	case <-time.After(o.ConnectTimeout):
-		return fmt.Errorf("demo: %s did not acknowledge the board's subscription within %v", url, o.ConnectTimeout)
+		disconnect(watcher)
+		return nil, nil
+	case <-time.After(timeout):
+		disconnect(watcher)
+		return nil, fmt.Errorf("demo: %s did not acknowledge the board's subscription within %v", conn.Broker, timeout)
 	}
-	bridge, err := connect(ctx, conn, cfg.ClientID+"-replay", o.ConnectTimeout, nil, nil)
-	if err != nil {
-		return err
-	}
-	defer disconnect(bridge)
+}
 
+// play runs the decoder, the replay of the capture in a loop through pub
+// and the display of the board, until ctx ends or one of them fails.
+func play(ctx context.Context, o Options, svc *service.Service, board *Board, pub *mqttclient.Publisher, open func() (capture.Source, error), header string) error {
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return svc.Run(gctx) })
-
 	g.Go(func() error {
 		// Start the replay once the decoder listens, so that the board
 		// starts from the capture's first frame.
@@ -293,27 +356,14 @@ func Run(ctx context.Context, o Options) error {
 		case <-gctx.Done():
 			return nil
 		}
-		pub := mqttclient.NewPublisher(bridge, cfg.RawTopic, 0, false, "")
 		_, err := replay.Run(gctx, open, pub, replay.Options{Speed: o.Speed, Loop: true})
 		return err
 	})
-
-	header := fmt.Sprintf("candec demo: %s replayed in a loop to %s (%s) on %s, decoded with %s, %s\n",
-		capPath, url, where, topics.Raw, dbcPath, policyName(policy))
 	g.Go(func() error {
 		show(gctx, o, board, header)
 		return nil
 	})
-	err = g.Wait()
-	// The decoder said "offline" before Run returned; let it reach the
-	// board.
-	select {
-	case <-board.Offline():
-	case <-time.After(time.Second):
-	}
-	fmt.Fprintln(o.Out)
-	board.Render(o.Out, time.Now(), 0)
-	return err
+	return g.Wait()
 }
 
 // show redraws the board until ctx ends.

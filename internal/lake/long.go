@@ -453,7 +453,22 @@ func (l *Long) writeColumn(col int, j *longJob, pv *values) error {
 	}
 	out := pv.reset(len(part))[:len(part)]
 	defer func() { pv.buf = out }()
-	sigs := j.sigs
+	if col <= lSignal {
+		fillKeys(col, out, j)
+	} else {
+		fillValues(col, out, j)
+	}
+	for i := range out {
+		out[i].SetColumnIndex(col)
+	}
+	return writeColumn(l.w, col, out)
+}
+
+// fillKeys fills out with column col of j's rows, one of the columns
+// that say where a value is from: time, bus, ID, source address,
+// message and signal.
+func fillKeys(col int, out []parquet.Value, j *longJob) {
+	part, sigs := j.rows, j.sigs
 	switch col {
 	case lTime:
 		for i := range part {
@@ -483,6 +498,15 @@ func (l *Long) writeColumn(col int, j *longJob, pv *values) error {
 		for i := range part {
 			out[i] = parquet.ByteArrayValue(sigs[part[i].sig].name)
 		}
+	}
+}
+
+// fillValues fills out with column col of j's rows, one of the columns
+// that say what the value is: the value (null when not finite), its
+// non-finite name, unit, label and whether it was out of range.
+func fillValues(col int, out []parquet.Value, j *longJob) {
+	part, sigs := j.rows, j.sigs
+	switch col {
 	case lValue:
 		for i := range part {
 			if part[i].flags&(rowNaN|rowPosInf|rowNegInf) != 0 {
@@ -525,10 +549,6 @@ func (l *Long) writeColumn(col int, j *longJob, pv *values) error {
 			out[i] = parquet.BooleanValue(part[i].flags&rowOOR != 0)
 		}
 	}
-	for i := range out {
-		out[i].SetColumnIndex(col)
-	}
-	return writeColumn(l.w, col, out)
 }
 
 // defined returns v with the definition level of a value (not a null)

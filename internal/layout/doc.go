@@ -16,17 +16,28 @@
 //	                                   embedded broker, test helpers
 //	benchmarks/…                       the bench harness, its scenarios
 //	                                   and results
-//	deploy, docs, examples, testdata   no Go code
+//	examples/…                         programs another team would
+//	                                   write: libraries only
+//	deploy, docs, testdata             no Go code (examples/ holds
+//	                                   configs too)
 //
 //	internal/buildinfo,                shared: every package may import
 //	internal/flagenv,                  them; they import only the
 //	internal/readfile,                 standard library
 //	internal/termtext
 //
-// Non-test code of a library or of service never imports internal/,
-// benchmarks/ or cmd/; a library never imports service. Tests of a
-// library or of service may use internal/ helpers (a real mosquitto, the
-// bridge's replay) but never the bench or service from a library.
+// Non-test code of a library, of service or of an example never
+// imports internal/, benchmarks/ or cmd/; a library or an example never
+// imports service. Tests of a library, of service or of an example may
+// use internal/ helpers (a real mosquitto, the bridge's replay) but
+// never the bench or service from a library.
+//
+// # Functions read in one sitting
+//
+// TestFunctionLength fails on a function outside tests longer than 80
+// lines, from func to its closing brace: name its steps as functions
+// instead. Its allow-list holds only functions being split by a change
+// in flight; TestFunctionLengthCatches shows the check can fail.
 //
 // # The car's binary
 //

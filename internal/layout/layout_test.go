@@ -48,6 +48,8 @@ func tier(rel string) string {
 		return "internal"
 	case rel == "benchmarks" || strings.HasPrefix(rel, "benchmarks/"):
 		return "benchmarks"
+	case strings.HasPrefix(rel, "examples/"):
+		return "example"
 	}
 	return "unknown"
 }
@@ -61,7 +63,7 @@ func allowed(from, to string, test bool) bool {
 	switch from {
 	case "shared":
 		return test && to == "internal"
-	case "library":
+	case "library", "example":
 		return to == "library" || test && to == "internal"
 	case "service":
 		return to == "library" || to == "service" || test && to == "internal"
@@ -161,6 +163,9 @@ func TestRuleCatchesBreaks(t *testing.T) {
 		{pkg{ImportPath: module + "/service", Imports: []string{module + "/internal/readfile"}}, 0},
 		{pkg{ImportPath: module + "/internal/readfile", Imports: []string{module + "/frame"}}, 1},
 		{pkg{ImportPath: module + "/internal/readfile", Imports: []string{module + "/internal/numfmt"}}, 1},
+		{pkg{ImportPath: module + "/examples/subscriber", Imports: []string{module + "/envelope", module + "/mqttclient"}, TestImports: []string{module + "/internal/brokertest"}}, 0},
+		{pkg{ImportPath: module + "/examples/subscriber", Imports: []string{module + "/internal/watch"}}, 1},
+		{pkg{ImportPath: module + "/examples/subscriber", Imports: []string{module + "/service"}}, 1},
 	}
 	for _, tt := range tests {
 		if got := violations([]pkg{tt.p}); len(got) != tt.want {

@@ -77,56 +77,10 @@ func (d *Data) Chart() (chart.Drawer, vg.Length, vg.Length) {
 		p.X.Min, p.X.Max = 0, math.Max(end, 1e-3)
 		for j, s := range pn.Series {
 			c := chart.Colour(j)
-			name := s.Signal.Name
 			if pn.Steps {
 				c = chart.Colour(i % len(chart.Palette))
 			}
-			// A NaN or ±Inf value is no point on the axis: the line
-			// breaks there, and the gap is shaded, so that a reader sees
-			// values are missing rather than a line drawn across them.
-			segs, gaps, bad := split(s.Raw)
-			var bands *gapBands
-			if bad > 0 {
-				bands = &gapBands{spans: gaps, color: chart.Light(c, 60)}
-				p.Add(bands) // under the lines
-			}
-			var raw *plotter.Line
-			for _, seg := range segs {
-				l, err := plotter.NewLine(xys(decimate(seg, max(3, maxPoints*len(seg)/len(s.Raw)))))
-				if err != nil {
-					continue
-				}
-				l.Color, l.Width = c, vg.Points(1)
-				if pn.Steps {
-					l.StepStyle = plotter.PostStep
-				}
-				if s.Published != nil {
-					// Under a policy the raw line is the background the
-					// published points are read against.
-					l.Color = chart.Light(c, 110)
-				}
-				p.Add(l)
-				if raw == nil {
-					raw = l
-				}
-			}
-			if s.Published != nil {
-				name += " (raw)"
-			}
-			if raw != nil {
-				p.Legend.Add(name, raw)
-			}
-			if bands != nil {
-				p.Legend.Add(fmt.Sprintf("  %d NaN/±Inf: gaps shaded", bad), bands)
-			}
-			if s.Published != nil {
-				pub, err := plotter.NewScatter(xys(s.Published))
-				if err == nil {
-					pub.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
-					p.Add(pub)
-					p.Legend.Add(fmt.Sprintf("  published: %d points", len(s.Published)), pub)
-				}
-			}
+			addSeries(p, s, c, pn.Steps)
 		}
 		if pn.Steps {
 			p.Y.Tick.Marker = labelTicks(pn.Series[0])
@@ -141,6 +95,59 @@ func (d *Data) Chart() (chart.Drawer, vg.Length, vg.Length) {
 	}
 	h := vg.Length(len(panels))*2*vg.Inch + 0.6*vg.Inch
 	return stack, 10 * vg.Inch, h
+}
+
+// addSeries draws series s on p in colour c: its raw values as a line
+// (stepped for a value table's signal), the gaps where values are NaN
+// or ±Inf shaded, and the published points over them.
+func addSeries(p *gplot.Plot, s *Series, c color.Color, steps bool) {
+	name := s.Signal.Name
+	// A NaN or ±Inf value is no point on the axis: the line
+	// breaks there, and the gap is shaded, so that a reader sees
+	// values are missing rather than a line drawn across them.
+	segs, gaps, bad := split(s.Raw)
+	var bands *gapBands
+	if bad > 0 {
+		bands = &gapBands{spans: gaps, color: chart.Light(c, 60)}
+		p.Add(bands) // under the lines
+	}
+	var raw *plotter.Line
+	for _, seg := range segs {
+		l, err := plotter.NewLine(xys(decimate(seg, max(3, maxPoints*len(seg)/len(s.Raw)))))
+		if err != nil {
+			continue
+		}
+		l.Color, l.Width = c, vg.Points(1)
+		if steps {
+			l.StepStyle = plotter.PostStep
+		}
+		if s.Published != nil {
+			// Under a policy the raw line is the background the
+			// published points are read against.
+			l.Color = chart.Light(c, 110)
+		}
+		p.Add(l)
+		if raw == nil {
+			raw = l
+		}
+	}
+	if s.Published != nil {
+		name += " (raw)"
+	}
+	if raw != nil {
+		p.Legend.Add(name, raw)
+	}
+	if bands != nil {
+		p.Legend.Add(fmt.Sprintf("  %d NaN/±Inf: gaps shaded", bad), bands)
+	}
+	if s.Published != nil {
+		pub, err := plotter.NewScatter(xys(s.Published))
+		if err == nil {
+			pub.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
+			p.Add(pub)
+			p.Legend.Add(fmt.Sprintf("  published: %d points", len(s.Published)), pub)
+		}
+	}
 }
 
 // yLabel names a panel's y axis: the unit, or the value-table signal.

@@ -252,7 +252,21 @@ func (w *world) driver() {
 // physics integrates motion, powertrain, battery and temperatures over
 // dt seconds (dt = 0 only settles the derived quantities).
 func (w *world) physics(dt float64) {
-	// Torque: the VCU's request, then the motor following it.
+	w.torqueStep(dt)
+	w.motion(dt)
+	w.motorPower()
+	aux := w.lowVoltage()
+	w.packStep(dt, aux)
+	// Temperatures approach where the current losses would settle them.
+	if dt > 0 {
+		w.thermalStep(dt)
+	}
+}
+
+// torqueStep sets the torque: the VCU's request, capped by the
+// inverter's power limits and traction control, then the motor
+// following it over dt.
+func (w *world) torqueStep(dt float64) {
 	switch {
 	case w.gear != gearD:
 		w.torqueCmd = idleTorque
@@ -284,8 +298,11 @@ func (w *world) physics(dt float64) {
 		w.torque = w.torqueCmd
 	}
 	w.regen = w.torque < -0.5
+}
 
-	// Longitudinal and lateral motion.
+// motion moves the car over dt: speed and distance, yaw, lateral
+// acceleration, roll and pitch.
+func (w *world) motion(dt float64) {
 	if w.gear == gearD {
 		f := w.torque*gearRatio/wheelRadius - w.brake*brakeMax*gravity*massKg
 		drag := 0.5*1.2*0.6*w.speed*w.speed + 0.015*massKg*gravity
@@ -308,8 +325,11 @@ func (w *world) physics(dt float64) {
 		w.rollRate = 0.15 * (w.latAccel - prevLat) / dt
 	}
 	w.pitchRate = -0.02 * w.accel * math.Min(1, w.speed)
+}
 
-	// Motor and inverter.
+// motorPower sets the motor's speed and its mechanical and electrical
+// power.
+func (w *world) motorPower() {
 	if w.gear == gearD {
 		w.rpm = w.speed / wheelRadius * gearRatio * 60 / (2 * math.Pi)
 	} else {
@@ -322,16 +342,23 @@ func (w *world) physics(dt float64) {
 	} else {
 		w.pElec = w.pMech*0.85 + 120
 	}
+}
 
-	// Cooling and the low-voltage side the DC/DC feeds.
+// lowVoltage sets the cooling (pump, fan, flow) and the low-voltage
+// current the DC/DC feeds, and returns the power it draws from the
+// pack, W.
+func (w *world) lowVoltage() (aux float64) {
 	w.pump = clamp(35+5*(w.coolOut-35), 35, 100)
 	w.fan = clamp(10*(w.coolOut-40), 0, 100)
 	w.flow = 0.18 * w.pump
 	w.lvCurrent = 8.2 + 0.02*(w.pump-35) + 0.06*w.fan
-	aux := lvVoltage * w.lvCurrent / 0.9
+	return lvVoltage * w.lvCurrent / 0.9
+}
 
-	// Battery: cells at their open-circuit voltage less the drop of the
-	// previous step's current.
+// packStep draws the power of the motor and aux from the pack over dt:
+// cells at their open-circuit voltage less the drop of the previous
+// step's current, the state of charge, the energy used and regenerated.
+func (w *world) packStep(dt, aux float64) {
 	if w.packV == 0 {
 		w.packV = cellCount * (ocvEmpty + ocvSpan*w.soc)
 	}
@@ -348,11 +375,6 @@ func (w *world) physics(dt float64) {
 	}
 	if w.pElec < 0 {
 		w.regenWh -= w.pElec * dt / 3600
-	}
-
-	// Temperatures approach where the current losses would settle them.
-	if dt > 0 {
-		w.thermalStep(dt)
 	}
 }
 

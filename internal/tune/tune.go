@@ -110,48 +110,20 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 	if cfg.Subscribers == 0 {
 		cfg.Subscribers = DefaultSubscribers
 	}
-	pol := cfg.Policy
-	if pol == nil {
-		pol = pipeline.DefaultPolicy()
-	}
-	envelopes := make([]uint64, len(cfg.DB.Signals))
-	var windows uint64
-	pcfg := pipeline.Config{Policies: pol, TopicTemplate: cfg.TopicTemplate}
-	if cfg.Window {
-		pcfg.Window = &pipeline.WindowConfig{}
-	}
-	eng, err := pipeline.New(cfg.DB, pcfg, pipeline.SinkFunc(func(o *pipeline.Out) {
-		if o.Signal == nil {
-			windows++
-			return
-		}
-		envelopes[o.Signal.Index]++
-	}))
+	c, err := count(src, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("tune: %w", err)
+		return nil, err
 	}
-
-	cc := &changeCounter{Source: src, dec: decoder.New(cfg.DB),
-		seen: make([]uint64, len(cfg.DB.Signals)), changes: make([]uint64, len(cfg.DB.Signals)), last: make([]uint64, len(cfg.DB.Signals))}
-	cc.vals = make([]decoder.Value, 0, cc.dec.MaxSignals())
-	res, err := pipeline.RunOffline(context.Background(), cc, eng, pipeline.OfflineOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("tune: %w", err)
-	}
-	if res.Frames == 0 {
-		return nil, ErrEmpty
-	}
-	frames := uint64(res.Frames)
-	seen, changes := cc.seen, cc.changes
+	frames := uint64(c.res.Frames)
 	// The clock's span, not the frames' extremes: a frame with an
 	// implausible timestamp does not lengthen it.
-	dur := res.Span
+	dur := c.res.Span
 
 	secs := dur.Seconds()
 	if secs <= 0 {
 		secs = 1 // one instant: report counts as per second
 	}
-	st := eng.Stats()
+	st := c.eng.Stats()
 	rep := &Report{
 		Frames:     frames,
 		Duration:   dur,
@@ -171,11 +143,78 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 			rep.ByKind[k.String()] = float64(n) / secs
 		}
 	}
-	var total uint64
-	var values uint64
-	for _, s := range cfg.DB.Signals {
+	total, values := c.signalRates(rep, cfg.DB, secs)
+	rep.EnvelopesPerS = float64(total) / secs
+	rep.ValuesPerS = float64(values) / secs
+	rep.DeliveriesPerS = rep.EnvelopesPerS * float64(cfg.Subscribers)
+	if cfg.Window {
+		rep.WindowsPerS = float64(c.windows) / secs
+		rep.WindowDeliveriesPerS = rep.WindowsPerS * float64(cfg.Subscribers)
+	}
+	for i := range rep.Signals {
+		if total > 0 {
+			rep.Signals[i].Share = rep.Signals[i].EnvelopesPerS / rep.EnvelopesPerS * 100
+		}
+	}
+	sort.SliceStable(rep.Signals, func(i, j int) bool { return rep.Signals[i].EnvelopesPerS > rep.Signals[j].EnvelopesPerS })
+	sort.SliceStable(rep.Unpublished, func(i, j int) bool { return rep.Unpublished[i].FramesPerS > rep.Unpublished[j].FramesPerS })
+	return rep, nil
+}
+
+// counts are what a capture's run through the pipeline gave: the
+// engine, the run's result, each signal's envelopes, values seen and
+// changes (by signal index), and the window messages.
+type counts struct {
+	eng       *pipeline.Engine
+	res       pipeline.OfflineResult
+	envelopes []uint64
+	cc        *changeCounter
+	windows   uint64
+}
+
+// count runs src through a pipeline under cfg's policy (the default
+// without one), counting what each signal is sent and published.
+func count(src capture.Source, cfg Config) (*counts, error) {
+	pol := cfg.Policy
+	if pol == nil {
+		pol = pipeline.DefaultPolicy()
+	}
+	c := &counts{envelopes: make([]uint64, len(cfg.DB.Signals))}
+	pcfg := pipeline.Config{Policies: pol, TopicTemplate: cfg.TopicTemplate}
+	if cfg.Window {
+		pcfg.Window = &pipeline.WindowConfig{}
+	}
+	eng, err := pipeline.New(cfg.DB, pcfg, pipeline.SinkFunc(func(o *pipeline.Out) {
+		if o.Signal == nil {
+			c.windows++
+			return
+		}
+		c.envelopes[o.Signal.Index]++
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
+	c.eng = eng
+	c.cc = &changeCounter{Source: src, dec: decoder.New(cfg.DB),
+		seen: make([]uint64, len(cfg.DB.Signals)), changes: make([]uint64, len(cfg.DB.Signals)), last: make([]uint64, len(cfg.DB.Signals))}
+	c.cc.vals = make([]decoder.Value, 0, c.cc.dec.MaxSignals())
+	if c.res, err = pipeline.RunOffline(context.Background(), c.cc, eng, pipeline.OfflineOptions{}); err != nil {
+		return nil, fmt.Errorf("tune: %w", err)
+	}
+	if c.res.Frames == 0 {
+		return nil, ErrEmpty
+	}
+	return c, nil
+}
+
+// signalRates adds each signal of db to rep, as published or (when
+// seen) unpublished, with its rates over secs; it returns the envelopes
+// published and the values seen in all.
+func (c *counts) signalRates(rep *Report, db *dbc.Database, secs float64) (total, values uint64) {
+	seen, changes, envelopes := c.cc.seen, c.cc.changes, c.envelopes
+	for _, s := range db.Signals {
 		values += seen[s.Index]
-		p := eng.Policy(s)
+		p := c.eng.Policy(s)
 		if !p.Publish {
 			if seen[s.Index] > 0 {
 				rep.Unpublished = append(rep.Unpublished, Signal{
@@ -187,7 +226,7 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 			}
 			continue
 		}
-		topic := eng.Topic(s)
+		topic := c.eng.Topic(s)
 		total += envelopes[s.Index]
 		rep.Signals = append(rep.Signals, Signal{
 			Name:          s.FullName(),
@@ -198,21 +237,7 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 			Policy:        p.Describe(),
 		})
 	}
-	rep.EnvelopesPerS = float64(total) / secs
-	rep.ValuesPerS = float64(values) / secs
-	rep.DeliveriesPerS = rep.EnvelopesPerS * float64(cfg.Subscribers)
-	if cfg.Window {
-		rep.WindowsPerS = float64(windows) / secs
-		rep.WindowDeliveriesPerS = rep.WindowsPerS * float64(cfg.Subscribers)
-	}
-	for i := range rep.Signals {
-		if total > 0 {
-			rep.Signals[i].Share = rep.Signals[i].EnvelopesPerS / rep.EnvelopesPerS * 100
-		}
-	}
-	sort.SliceStable(rep.Signals, func(i, j int) bool { return rep.Signals[i].EnvelopesPerS > rep.Signals[j].EnvelopesPerS })
-	sort.SliceStable(rep.Unpublished, func(i, j int) bool { return rep.Unpublished[i].FramesPerS > rep.Unpublished[j].FramesPerS })
-	return rep, nil
+	return total, values
 }
 
 // changeCounter is a capture.Source that decodes every frame it passes

@@ -216,114 +216,133 @@ func (m *Monitor) observe(name string, payload []byte, retained bool, now time.T
 	t.isRetained = retained
 	t.bytes += uint64(len(payload))
 	t.lastArrival = now
+	// ns is the arrival for the latency; a retained message has none.
 	ns := now.UnixNano()
 	if retained {
 		ns = noLatency
 	}
 	switch t.kind {
 	case Envelope:
-		if err := envelope.Parse(payload, &m.env); err != nil {
-			t.last = lastText("(not an envelope: " + err.Error() + ")")
-			return
-		}
-		r := implausible(m.env.Seq, m.env.TS, now)
-		if r == ReasonSeq {
-			m.implausibleMsg(t, r)
-			return
-		}
-		o := m.envs.Observe(name, &m.env)
-		t.seq = m.env.Seq
-		t.lost = addSat(t.lost, o.Lost)
-		if o.Restart {
-			t.restarts++
-			m.restart(m.env.Epoch)
-		}
-		t.last = FormatValue(&m.env)
-		t.flagStale = m.env.Stale()
-		if r == ReasonTS {
-			m.implausible[r]++
-			t.implausible++
-		} else if fresh(&t.lastTS, &m.env) {
-			m.latency(t, ns, m.env.TS)
-		}
+		m.observeEnvelope(t, payload, ns, now)
 	case Window:
-		if err := envelope.ParseWindow(payload, &m.win); err != nil {
-			t.last = lastText("(not a window: " + err.Error() + ")")
-			return
-		}
-		if r := implausible(m.win.Seq, MinTS, now); r != "" {
-			m.implausibleMsg(t, r)
-			return
-		}
-		if t.windows == nil {
-			t.windows = envelope.NewTracker()
-		}
-		o := t.windows.Observe(name, &envelope.Envelope{Seq: m.win.Seq, Epoch: m.win.Epoch})
-		t.seq = m.win.Seq
-		t.lost = addSat(t.lost, o.Lost)
-		if o.Restart {
-			t.restarts++
-			m.restart(m.win.Epoch)
-		}
-		t.items += uint64(len(m.win.Items))
-		t.last = strconv.Itoa(len(m.win.Items)) + " envelopes"
-		if t.itemTS == nil {
-			t.itemTS = map[string]int64{}
-		}
-		tsBad := false
-		for i := range m.win.Items {
-			it := &m.win.Items[i]
-			if implausible(1, it.Envelope.TS, now) != "" {
-				tsBad = true
-				continue
-			}
-			last := t.itemTS[string(it.Topic)]
-			if fresh(&last, &it.Envelope) {
-				m.latency(t, ns, it.Envelope.TS)
-			}
-			if last != t.itemTS[string(it.Topic)] {
-				t.itemTS[string(it.Topic)] = last
-			}
-		}
-		if tsBad {
-			m.implausible[ReasonTS]++
-			t.implausible++
-		}
+		m.observeWindow(t, payload, ns, now)
 	case Raw:
-		b, err := rawbatch.Parse(payload)
-		if err != nil {
-			t.last = lastText("(not a raw batch: " + err.Error() + ")")
-			return
-		}
-		if b.Seq() > MaxSeq-uint64(b.Len()) {
-			m.implausibleMsg(t, ReasonSeq)
-			return
-		}
-		lost, restarted := t.raw.Observe(b.Seq(), b.Len())
-		t.seq = b.Seq()
-		t.lost = addSat(t.lost, lost)
-		if restarted {
-			t.restarts++
-			m.restarts++ // a raw batch has no epoch: each topic is its own bridge
-		}
-		t.items += uint64(b.Len())
-		t.last = strconv.Itoa(b.Len()) + " frames"
-		tsBad := false
-		for i := range b.Len() {
-			b.Frame(i, &m.f)
-			if implausible(1, m.f.Time, now) != "" {
-				tsBad = true
-				continue
-			}
-			m.latency(t, ns, m.f.Time) // a raw frame is always fresh
-		}
-		if tsBad {
-			m.implausible[ReasonTS]++
-			t.implausible++
-		}
+		m.observeRaw(t, payload, ns, now)
 	default:
 		// Only the start of the payload is looked at: it may be large.
 		t.last = lastText(termtext.Quote(string(payload[:min(len(payload), 4*MaxLast+4)])))
+	}
+}
+
+// observeEnvelope takes an envelope on t: its loss and restarts, its
+// value, and its latency when fresh and plausible.
+func (m *Monitor) observeEnvelope(t *topic, payload []byte, ns int64, now time.Time) {
+	if err := envelope.Parse(payload, &m.env); err != nil {
+		t.last = lastText("(not an envelope: " + err.Error() + ")")
+		return
+	}
+	r := implausible(m.env.Seq, m.env.TS, now)
+	if r == ReasonSeq {
+		m.implausibleMsg(t, r)
+		return
+	}
+	o := m.envs.Observe(t.name, &m.env)
+	t.seq = m.env.Seq
+	t.lost = addSat(t.lost, o.Lost)
+	if o.Restart {
+		t.restarts++
+		m.restart(m.env.Epoch)
+	}
+	t.last = FormatValue(&m.env)
+	t.flagStale = m.env.Stale()
+	if r == ReasonTS {
+		m.implausible[r]++
+		t.implausible++
+	} else if fresh(&t.lastTS, &m.env) {
+		m.latency(t, ns, m.env.TS)
+	}
+}
+
+// observeWindow takes a window message on t: its loss and restarts,
+// its item count, and the latency of each fresh, plausible item.
+func (m *Monitor) observeWindow(t *topic, payload []byte, ns int64, now time.Time) {
+	if err := envelope.ParseWindow(payload, &m.win); err != nil {
+		t.last = lastText("(not a window: " + err.Error() + ")")
+		return
+	}
+	if r := implausible(m.win.Seq, MinTS, now); r != "" {
+		m.implausibleMsg(t, r)
+		return
+	}
+	if t.windows == nil {
+		t.windows = envelope.NewTracker()
+	}
+	o := t.windows.Observe(t.name, &envelope.Envelope{Seq: m.win.Seq, Epoch: m.win.Epoch})
+	t.seq = m.win.Seq
+	t.lost = addSat(t.lost, o.Lost)
+	if o.Restart {
+		t.restarts++
+		m.restart(m.win.Epoch)
+	}
+	t.items += uint64(len(m.win.Items))
+	t.last = strconv.Itoa(len(m.win.Items)) + " envelopes"
+	if t.itemTS == nil {
+		t.itemTS = map[string]int64{}
+	}
+	tsBad := false
+	for i := range m.win.Items {
+		it := &m.win.Items[i]
+		if implausible(1, it.Envelope.TS, now) != "" {
+			tsBad = true
+			continue
+		}
+		last := t.itemTS[string(it.Topic)]
+		if fresh(&last, &it.Envelope) {
+			m.latency(t, ns, it.Envelope.TS)
+		}
+		if last != t.itemTS[string(it.Topic)] {
+			t.itemTS[string(it.Topic)] = last
+		}
+	}
+	if tsBad {
+		m.implausible[ReasonTS]++
+		t.implausible++
+	}
+}
+
+// observeRaw takes a raw batch on t: its frame loss and restarts, its
+// frame count, and the latency of each plausible frame.
+func (m *Monitor) observeRaw(t *topic, payload []byte, ns int64, now time.Time) {
+	b, err := rawbatch.Parse(payload)
+	if err != nil {
+		t.last = lastText("(not a raw batch: " + err.Error() + ")")
+		return
+	}
+	if b.Seq() > MaxSeq-uint64(b.Len()) {
+		m.implausibleMsg(t, ReasonSeq)
+		return
+	}
+	lost, restarted := t.raw.Observe(b.Seq(), b.Len())
+	t.seq = b.Seq()
+	t.lost = addSat(t.lost, lost)
+	if restarted {
+		t.restarts++
+		m.restarts++ // a raw batch has no epoch: each topic is its own bridge
+	}
+	t.items += uint64(b.Len())
+	t.last = strconv.Itoa(b.Len()) + " frames"
+	tsBad := false
+	for i := range b.Len() {
+		b.Frame(i, &m.f)
+		if implausible(1, m.f.Time, now) != "" {
+			tsBad = true
+			continue
+		}
+		m.latency(t, ns, m.f.Time) // a raw frame is always fresh
+	}
+	if tsBad {
+		m.implausible[ReasonTS]++
+		t.implausible++
 	}
 }
 
