@@ -190,9 +190,12 @@ func reloadOn(ctx context.Context, hup <-chan os.Signal, info func(msg string, a
 	for {
 		select {
 		case sig := <-hup:
+			// Whether a reload runs is read before asking for one: read
+			// after, it would see the reload this very signal started.
+			running := busy.Load()
 			select {
 			case pending <- struct{}{}:
-				if busy.Load() {
+				if running {
 					info("policy reload asked for while one runs: the file is read again once it ends", "signal", sig.String())
 				}
 			default:
