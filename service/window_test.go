@@ -139,14 +139,15 @@ func testWindowStreamNoLoss(t *testing.T, url string) {
 	}
 	// Values may be coalesced when the machine is starved (the race
 	// detector, a busy CI host): a few in a hundred thousand, and up to
-	// 5 % seen at -count=20 beside other test runs on 2 cores. A held
-	// acknowledgement coalesced about half of them (9,294 of 21,000):
-	// 10 % still fails that by a factor of four.
+	// 5 % seen at -count=20 beside other test runs on 2 cores, and once
+	// over 10 % at a load average of 10. A held acknowledgement coalesced
+	// about half of them (9,294 of 21,000): 20 % still fails that by a
+	// factor of two.
 	sent := 0.0
 	for _, k := range []pipeline.OutKind{pipeline.KindValue, pipeline.KindTrailing, pipeline.KindHeartbeat} {
 		sent += counter(t, r.m.published[k])
 	}
-	if n := counter(t, r.m.coalesced); n > 0.10*sent {
-		t.Errorf("got %v values coalesced at QoS 1 of %v published, want at most 10 %%", n, sent)
+	if n := counter(t, r.m.coalesced); n > 0.20*sent {
+		t.Errorf("got %v values coalesced at QoS 1 of %v published, want at most 20 %%", n, sent)
 	}
 }
