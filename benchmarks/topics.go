@@ -11,7 +11,6 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/jitter"
 	"github.com/yukart/candec/pipeline"
 )
 
@@ -24,8 +23,8 @@ type signalSet struct {
 	// heartbeat holds the topics whose policy has a heartbeat.
 	heartbeat map[string]bool
 	// period holds the cyclic topics and the period at which the decoder
-	// publishes each at the load's speed (jitter.Period); nil for a
-	// flood, which has no cycle.
+	// publishes each at the load's speed (periods); nil for a flood,
+	// which has no cycle.
 	period map[string]time.Duration
 }
 
@@ -57,80 +56,68 @@ func signalTopics(sc scenario.Run) (signalSet, error) {
 	if len(published) != len(set.topics) {
 		return signalSet{}, fmt.Errorf("bench: %d published signals but %d topics", len(published), len(set.topics))
 	}
+	cyclic := map[string]bool{}
 	for i, s := range published {
-		if e.Policy(s).Heartbeat > 0 {
+		p := e.Policy(s)
+		if p.Heartbeat > 0 {
 			set.heartbeat[set.topics[i]] = true
+		}
+		if !p.OnChange && p.Heartbeat == 0 {
+			cyclic[set.topics[i]] = true
 		}
 	}
 	if sc.Load.Flood || sc.Load.Speed <= 0 {
 		return set, nil
 	}
-	set.period, err = periods(published, set.topics, e.Policy, sc.Capture, sc.Load.Speed)
+	set.period, err = periods(db, pol, cyclic, sc.Capture, sc.Load.Speed)
 	return set, err
 }
 
-// periods returns the period of each cyclic topic: a signal published
-// neither on change nor with a heartbeat, whose message has a cycle
-// (GenMsgCycleTime, else the median interval of its frames in the
-// capture), at speed times the capture's rate.
-func periods(published []*dbc.Signal, topics []string, policy func(*dbc.Signal) pipeline.Policy, capturePath string, speed float64) (map[string]time.Duration, error) {
-	var observed map[dbc.Key]time.Duration
-	out := map[string]time.Duration{}
-	for i, s := range published {
-		p := policy(s)
-		if p.OnChange || p.Heartbeat > 0 {
-			continue
+// periods runs the decoder's engine over the capture at speed times its
+// rate, as the replay plays it, and returns for each cyclic topic (a
+// signal published neither on change nor with a heartbeat) the median
+// interval between the frame timestamps of its envelopes: the period at
+// which the decoder publishes it. See docs: why not GenMsgCycleTime.
+func periods(db *dbc.Database, pol *pipeline.PolicyFile, cyclic map[string]bool, capturePath string, speed float64) (map[string]time.Duration, error) {
+	last := map[string]int64{}
+	intervals := map[string][]int64{}
+	e, err := pipeline.New(db, pipeline.Config{Policies: pol}, pipeline.SinkFunc(func(o *pipeline.Out) {
+		if o.Env == nil || o.Env.Stale() || !cyclic[o.Topic] {
+			return
 		}
-		cycle := s.Message.CycleTime
-		if cycle <= 0 {
-			if observed == nil {
-				var err error
-				if observed, err = captureCycles(capturePath); err != nil {
-					return nil, err
-				}
-			}
-			cycle = observed[dbc.Key{ID: s.Message.ID, Extended: s.Message.Extended}]
+		if t, ok := last[o.Topic]; ok && o.TS > t {
+			intervals[o.Topic] = append(intervals[o.Topic], o.TS-t)
 		}
-		var capInterval time.Duration
-		if p.MaxRate > 0 {
-			capInterval = time.Duration(float64(time.Second) / p.MaxRate)
-		}
-		if period := jitter.Period(capInterval, time.Duration(float64(cycle)/speed)); period > 0 {
-			out[topics[i]] = period
-		}
+		last[o.Topic] = o.TS
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
 	}
-	return out, nil
-}
-
-// captureCycles returns each message's median interval between frames in
-// the capture at path, at the capture's own rate.
-func captureCycles(path string) (map[dbc.Key]time.Duration, error) {
-	c, err := capture.Open(path, capture.Options{})
+	c, err := capture.Open(capturePath, capture.Options{})
 	if err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	defer c.Close()
-	last := map[dbc.Key]int64{}
-	intervals := map[dbc.Key][]int64{}
 	var f frame.Frame
-	for {
+	var t0 int64
+	for n := 0; ; n++ {
 		err := c.Next(&f)
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bench: cycles of %s: %w", path, err)
+			return nil, fmt.Errorf("bench: periods from %s: %w", capturePath, err)
 		}
-		k := dbc.Key{ID: f.ID, Extended: f.Extended()}
-		if t, ok := last[k]; ok && f.Time > t {
-			intervals[k] = append(intervals[k], f.Time-t)
+		if n == 0 {
+			t0 = f.Time
 		}
-		last[k] = f.Time
+		f.Time = t0 + int64(float64(f.Time-t0)/speed)
+		e.Frame(&f)
 	}
-	out := make(map[dbc.Key]time.Duration, len(intervals))
-	for k, iv := range intervals {
+	out := make(map[string]time.Duration, len(intervals))
+	for topic, iv := range intervals {
 		slices.Sort(iv)
-		out[k] = time.Duration(iv[len(iv)/2])
+		out[topic] = time.Duration(iv[len(iv)/2])
 	}
 	return out, nil
 }

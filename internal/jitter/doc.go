@@ -6,25 +6,35 @@
 //
 // # The period
 //
-// A signal's period is the interval at which the decoder publishes it,
-// which Period works out from the policy and the message:
+// A signal's period is the interval at which the decoder publishes it:
+// the median interval between the frame timestamps (ts) of its
+// envelopes. On paper a capped signal is published every
 //
-//	period = ⌈T / C⌉ · C
+//	⌈T / C⌉ · C
 //
-// where C is the cycle of the signal's message (GenMsgCycleTime, or
-// where the DBC has none the median interval of its frames) and T the
-// rate cap's interval, 1/max_rate (0: no cap). A capped signal goes out
-// with the first frame at or after the cap's window end (see
-// docs/policy.md), so its envelopes are a whole number of cycles apart:
-// a 100 Hz message under a 20 Hz cap every 50 ms, a 50 Hz one every
-// 60 ms, not 50. Where C divides T, or C ≥ T, this is max(T, C).
+// where C is its message's cycle (GenMsgCycleTime) and T the cap's
+// interval, 1/max_rate: the first frame at or after the cap's window end
+// goes out (docs/policy.md), so a 100 Hz message under a 20 Hz cap every
+// 50 ms, max(T, C) wherever C divides T. A real bus does not keep to
+// paper: when the frames come a hair faster than C, the frame due at the
+// window's end comes just before it and the next one goes out, so the
+// car's idle capture gives the 100 Hz messages every 60 ms and the 20 Hz
+// ones every 100 ms under the default 20 Hz cap; and a multiplexed
+// signal comes once per round of its multiplexor. Measured from that
+// nominal period, all of this would read as jitter: a constant 10, 50 or
+// 350 ms that no path caused and no change of the path moves. So the
+// period is what the decoder does with these frames, not what the DBC
+// says.
 //
-// A subscriber that knows neither the DBC nor the policy (`candec watch`)
-// learns the same period from what it receives: a Learner takes the
-// median interval between the frame timestamps (ts) of a topic's first
-// LearnIntervals fresh values, and calls the topic cyclic when most of
-// them are within a quarter of that median. An on-change signal's
-// values come when its value changes, not on a cycle, and are left out.
+// The bench knows it before the run: it runs the decoder's engine, with
+// the scenario's DBC and policy, over the capture at the load's speed.
+// A subscriber that knows neither (`candec watch`) learns it: a Learner
+// takes the median interval between the ts of a topic's first
+// LearnIntervals fresh values, and calls the topic cyclic when at least
+// three quarters of them are within a quarter of that median. A signal
+// published on change is not cyclic: the bench leaves out the topics
+// whose policy has on_change or a heartbeat; the Learner finds their
+// intervals irregular.
 //
 // # What is measured
 //

@@ -3,26 +3,9 @@ package jitter
 import (
 	"math"
 	"slices"
-	"time"
 
 	"github.com/yukart/candec/internal/latency"
 )
-
-// Period returns the interval at which a signal is published when its
-// message comes every cycle and a rate cap lets one envelope through
-// per capInterval (0: no cap): the smallest whole number of cycles that
-// is at least capInterval. It returns 0, not cyclic, when cycle is not
-// above 0.
-func Period(capInterval, cycle time.Duration) time.Duration {
-	if cycle <= 0 {
-		return 0
-	}
-	if capInterval <= cycle {
-		return cycle
-	}
-	n := (capInterval + cycle - 1) / cycle
-	return n * cycle
-}
 
 // Cycle follows the arrivals of one topic's envelopes. The zero value
 // with Period set is ready to use.

@@ -7,30 +7,6 @@ import (
 
 const ms = int64(time.Millisecond)
 
-func TestPeriod(t *testing.T) {
-	for _, c := range []struct {
-		name       string
-		cap, cycle time.Duration
-		want       time.Duration
-	}{
-		{"no cap", 0, 10 * time.Millisecond, 10 * time.Millisecond},
-		{"100 Hz under 20 Hz", 50 * time.Millisecond, 10 * time.Millisecond, 50 * time.Millisecond},
-		{"50 Hz under 20 Hz: three cycles", 50 * time.Millisecond, 20 * time.Millisecond, 60 * time.Millisecond},
-		{"33 Hz under 20 Hz", 50 * time.Millisecond, 30 * time.Millisecond, 60 * time.Millisecond},
-		{"25 Hz under 20 Hz", 50 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond},
-		{"cap equal to the cycle", 20 * time.Millisecond, 20 * time.Millisecond, 20 * time.Millisecond},
-		{"10 Hz under 20 Hz: the cycle", 50 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond},
-		{"full bus: 500 Hz under 20 Hz", 50 * time.Millisecond, 2 * time.Millisecond, 50 * time.Millisecond},
-		{"full bus: 250 Hz under 50 Hz", 20 * time.Millisecond, 4 * time.Millisecond, 20 * time.Millisecond},
-		{"counter at 1 Hz, 50 Hz message", time.Second, 20 * time.Millisecond, time.Second},
-		{"unknown cycle", 50 * time.Millisecond, 0, 0},
-	} {
-		if got := Period(c.cap, c.cycle); got != c.want {
-			t.Errorf("%s: Period(%v, %v) = %v, want %v", c.name, c.cap, c.cycle, got, c.want)
-		}
-	}
-}
-
 func TestCycle(t *testing.T) {
 	type arrival struct {
 		at         int64
