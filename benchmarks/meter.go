@@ -266,8 +266,8 @@ func (m *envMeter) item(topic []byte, e *envelope.Envelope, now int64) {
 		return
 	}
 	if c != nil {
-		if dev, ok := c.Observe(now, e.Seq, e.Epoch); ok && m.phase == phaseWindow {
-			m.jit.Record(dev, c.Period)
+		if iv, ok := c.Observe(now, e.TS, e.Seq, e.Epoch); ok && m.phase == phaseWindow {
+			m.jit.Record(iv, c.Period)
 		}
 	}
 	if m.heartbeat[string(topic)] {

@@ -334,7 +334,7 @@ func TestMarkdownHeader(t *testing.T) {
 func TestJitterInSummary(t *testing.T) {
 	withJitter := func(at time.Time, p99, maxPct float64) Result {
 		r := sample("car-8-none", at, 7000, 60, 20)
-		r.Jitter = &jitter.Summary{N: 600000, Topics: 216, P50: 0.5, P99: p99, Max: 40, P50Pct: 3, P99Pct: 60, MaxPct: maxPct}
+		r.Jitter = &jitter.Summary{N: 600000, Topics: 216, P50: 0.5, P99: p99, Max: 40, P50Pct: 3, P99Pct: 60, MaxPct: maxPct, PathP50: 0.4, PathP99: 8, PathMax: 30}
 		return r
 	}
 	var buf bytes.Buffer
@@ -342,7 +342,7 @@ func TestJitterInSummary(t *testing.T) {
 	if err := Append(&buf, &r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(buf.String(), `"jitter":{"n":600000,"topics":216,"p50_ms":0.5,"p99_ms":9,"max_ms":40,"p50_pct":3,"p99_pct":60,"max_pct":400}`) {
+	if !strings.Contains(buf.String(), `"jitter":{"n":600000,"topics":216,"p50_ms":0.5,"p99_ms":9,"max_ms":40,"p50_pct":3,"p99_pct":60,"max_pct":400,"path_p50_ms":0.4,"path_p99_ms":8,"path_max_ms":30}`) {
 		t.Errorf("result line lacks the jitter: %s", buf.String())
 	}
 	back, err := Read(&buf, "buf")
@@ -359,7 +359,7 @@ func TestJitterInSummary(t *testing.T) {
 	if err := WriteMarkdown(&md, s, Meta{Generated: t0}); err != nil {
 		t.Fatal(err)
 	}
-	if want := "| car-8-none | 216 | 600,000 | 0.50 / 11 / 40 | 3.0 % / 60.0 % / 250 % |"; !strings.Contains(md.String(), want) {
+	if want := "| car-8-none | 216 | 600,000 | 0.50 / 11 / 40 | 3.0 % / 60.0 % / 250 % | 0.40 / 8.0 / 30 |"; !strings.Contains(md.String(), want) {
 		t.Errorf("markdown lacks %q:\n%s", want, md.String())
 	}
 	md.Reset()

@@ -180,14 +180,17 @@ func medianJitter(rs []Result) *jitter.Summary {
 		return med(v)
 	}
 	return &jitter.Summary{
-		N:      uint64(math.Round(f(func(j *jitter.Summary) float64 { return float64(j.N) }))),
-		Topics: with[len(with)-1].Topics,
-		P50:    f(func(j *jitter.Summary) float64 { return j.P50 }),
-		P99:    f(func(j *jitter.Summary) float64 { return j.P99 }),
-		Max:    f(func(j *jitter.Summary) float64 { return j.Max }),
-		P50Pct: f(func(j *jitter.Summary) float64 { return j.P50Pct }),
-		P99Pct: f(func(j *jitter.Summary) float64 { return j.P99Pct }),
-		MaxPct: f(func(j *jitter.Summary) float64 { return j.MaxPct }),
+		N:       uint64(math.Round(f(func(j *jitter.Summary) float64 { return float64(j.N) }))),
+		Topics:  with[len(with)-1].Topics,
+		P50:     f(func(j *jitter.Summary) float64 { return j.P50 }),
+		P99:     f(func(j *jitter.Summary) float64 { return j.P99 }),
+		Max:     f(func(j *jitter.Summary) float64 { return j.Max }),
+		P50Pct:  f(func(j *jitter.Summary) float64 { return j.P50Pct }),
+		P99Pct:  f(func(j *jitter.Summary) float64 { return j.P99Pct }),
+		MaxPct:  f(func(j *jitter.Summary) float64 { return j.MaxPct }),
+		PathP50: f(func(j *jitter.Summary) float64 { return j.PathP50 }),
+		PathP99: f(func(j *jitter.Summary) float64 { return j.PathP99 }),
+		PathMax: f(func(j *jitter.Summary) float64 { return j.PathMax }),
 	}
 }
 
@@ -376,14 +379,15 @@ func writeJitterTable(b *strings.Builder, s Summary) {
 		return
 	}
 	fmt.Fprintf(b, "\n## Cyclic jitter\n\n")
-	b.WriteString("How far each envelope's arrival interval fell from its topic's period, |interval − period|, over the cyclic topics (not on change, no heartbeat); the share is of each topic's own period.\n\n")
-	b.WriteString("| Scenario | Cyclic topics | Intervals | Jitter p50 / p99 / max (ms) | Share of the period p50 / p99 / max |\n")
-	b.WriteString("|---|---:|---:|---:|---:|\n")
+	b.WriteString("How far each envelope's arrival interval fell from its topic's period, |interval − period|, over the cyclic topics (not on change, no heartbeat); the share is of each topic's own period; ")
+	b.WriteString("the path's part is |arrival interval − ts interval|, without the frames' own irregularity.\n\n")
+	b.WriteString("| Scenario | Cyclic topics | Intervals | Jitter p50 / p99 / max (ms) | Share of the period p50 / p99 / max | The path's part p50 / p99 / max (ms) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
 	for _, r := range rows {
 		j := r.Median.Jitter
-		fmt.Fprintf(b, "| %s | %d | %s | %s / %s / %s | %s / %s / %s |\n",
+		fmt.Fprintf(b, "| %s | %d | %s | %s / %s / %s | %s / %s / %s | %s / %s / %s |\n",
 			r.Scenario, j.Topics, numfmt.Count(j.N), numfmt.Ms(j.P50), numfmt.Ms(j.P99), numfmt.Ms(j.Max),
-			share(j.P50Pct), share(j.P99Pct), share(j.MaxPct))
+			share(j.P50Pct), share(j.P99Pct), share(j.MaxPct), numfmt.Ms(j.PathP50), numfmt.Ms(j.PathP99), numfmt.Ms(j.PathMax))
 	}
 }
 

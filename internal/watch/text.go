@@ -198,8 +198,8 @@ func WriteSummary(w io.Writer, s Summary, h interface {
 		fmt.Fprintf(w, "%s fresh values stamped after their arrival (the publisher's clock is ahead), not in the latency\n", numfmt.Count(s.Ahead))
 	}
 	if j := s.Jitter; j.N > 0 {
-		fmt.Fprintf(w, "cyclic jitter, |arrival interval − period| of %d cyclic topics: p50 %.3f ms (%.1f %% of the period), p99 %.3f ms (%.1f %%), max %.3f ms (%.1f %%) over %s intervals\n",
-			j.Topics, j.P50, j.P50Pct, j.P99, j.P99Pct, j.Max, j.MaxPct, numfmt.Count(j.N))
+		fmt.Fprintf(w, "cyclic jitter, |arrival interval − period| of %d cyclic topics: p50 %.3f ms (%.1f %% of the period), p99 %.3f ms (%.1f %%), max %.3f ms (%.1f %%) over %s intervals; the path's part, |arrival interval − ts interval|: p50 %.3f, p99 %.3f, max %.3f ms\n",
+			j.Topics, j.P50, j.P50Pct, j.P99, j.P99Pct, j.Max, j.MaxPct, numfmt.Count(j.N), j.PathP50, j.PathP99, j.PathMax)
 	}
 	if s.Latency.N == 0 {
 		return nil

@@ -477,12 +477,12 @@ func (m *Monitor) cyclicJitter(t *topic, c *cyclic, e *envelope.Envelope, now in
 		return
 	}
 	c.cyc.Period, _ = c.learn.Observe(e.TS)
-	dev, ok := c.cyc.Observe(now, e.Seq, e.Epoch)
+	iv, ok := c.cyc.Observe(now, e.TS, e.Seq, e.Epoch)
 	if !ok {
 		return
 	}
-	m.jit.Record(dev, c.cyc.Period)
-	t.lastJitter = time.Duration(dev)
+	m.jit.Record(iv, c.cyc.Period)
+	t.lastJitter = time.Duration(iv.Dev)
 	t.maxJitter = max(t.maxJitter, t.lastJitter)
 	t.hasJitter = true
 }
