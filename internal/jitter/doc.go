@@ -44,8 +44,14 @@
 // apart, and an interval spanning it would be a whole period off. Every
 // envelope of a window-stream message arrives with the message.
 //
-// A Histogram keeps the deviations (ns) and each one as a share of its
-// own period, in log-linear buckets (package latency: percentiles at
+// Beside the deviation from the period, each Interval carries the
+// path's part: |arrival interval − ts interval|, what happened to the
+// interval between the frames and the subscriber, without the frames'
+// own irregularity and the cap's choice between two frames, which the ts
+// carry already.
+//
+// A Histogram keeps the deviations (ns), each one as a share of its own
+// period, and the path's parts, in log-linear buckets (package latency: percentiles at
 // most 0.8 % above the exact value, max exact). Recording allocates
 // nothing.
 //

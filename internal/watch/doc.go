@@ -48,7 +48,7 @@
 // period|; a retained message, a heartbeat, a republish or a stale mark
 // breaks the cycle. TopicStats shows a topic's period and its last and
 // largest deviation, Summary.Jitter the percentiles over every cyclic
-// topic.
+// topic and those of the path's part, |arrival interval − ts interval|.
 //
 // # Plausibility bounds
 //
