@@ -38,4 +38,14 @@
 // carry a new value: stale marks and envelopes on topics whose policy has
 // a heartbeat are left out, since a heartbeat republishes a value the
 // subscriber already has, stamped with its original frame's time.
+//
+// # Cyclic jitter
+//
+// For each cyclic topic (a policy with neither on_change nor a
+// heartbeat) an envelope subscriber takes how far each arrival interval
+// falls from the topic's period (package jitter), in the window. The
+// period is the decoder's: signalTopics runs the pipeline engine over
+// the capture at the load's speed and takes the median interval between
+// each topic's envelope timestamps, so that the cap's rounding to whole
+// cycles and multiplexed signals are not counted as jitter.
 package benchmarks

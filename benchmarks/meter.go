@@ -5,6 +5,7 @@ import (
 
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/jitter"
 	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/rawbatch"
 )
@@ -162,11 +163,19 @@ func (m *rawMeter) lost(final uint64) uint64 {
 // timestamp, so its "latency" is the age of a value the subscriber
 // already has (up to a cycle of a slow message), and after the load
 // stops heartbeats go on for ever.
+//
+// Cyclic jitter counts the envelopes of the cyclic topics (signalSet's
+// period): how far each one's arrival interval falls from the topic's
+// period (package jitter). A stale mark breaks a topic's cycle.
 type envMeter struct {
 	meter
 	onWindow bool
 	// heartbeat holds the topics whose policy has a heartbeat.
 	heartbeat map[string]bool
+	// cycles follows each cyclic topic's arrivals; made once, so that
+	// an envelope allocates nothing.
+	cycles map[string]*jitter.Cycle
+	jit    *jitter.Histogram
 
 	track          *envelope.Tracker // per signal topic
 	windows        *envelope.Tracker // the window stream's own seq
@@ -179,14 +188,22 @@ type envMeter struct {
 	stale          uint64
 }
 
-func newEnvMeter(onWindow bool, heartbeat map[string]bool) *envMeter {
-	return &envMeter{
+// newEnvMeter returns a meter of the envelopes, on the window stream or
+// not, for topics whose heartbeat and cyclic periods set gives.
+func newEnvMeter(onWindow bool, set signalSet) *envMeter {
+	m := &envMeter{
 		meter:     newMeter(),
 		onWindow:  onWindow,
-		heartbeat: heartbeat,
+		heartbeat: set.heartbeat,
+		cycles:    make(map[string]*jitter.Cycle, len(set.period)),
+		jit:       new(jitter.Histogram),
 		track:     envelope.NewTracker(),
 		windows:   envelope.NewTracker(),
 	}
+	for topic, p := range set.period {
+		m.cycles[topic] = &jitter.Cycle{Period: int64(p)}
+	}
+	return m
 }
 
 // windowKey is the tracker key of the window stream's own seq.
@@ -208,7 +225,7 @@ func (m *envMeter) observe(topic, payload []byte, now int64) {
 	m.markReady()
 	m.lastAny = now
 	m.track.ObserveBytes(topic, &m.env)
-	m.item(&m.env, m.heartbeat[string(topic)], now)
+	m.item(topic, &m.env, now)
 	if m.phase == phaseWindow {
 		m.window.Messages++
 		m.window.Bytes += uint64(len(payload))
@@ -227,7 +244,7 @@ func (m *envMeter) observeWindow(payload []byte, now int64) {
 	for i := range m.win.Items {
 		it := &m.win.Items[i]
 		m.track.ObserveBytes(it.Topic, &it.Envelope)
-		m.item(&it.Envelope, m.heartbeat[string(it.Topic)], now)
+		m.item(it.Topic, &it.Envelope, now)
 	}
 	if m.phase == phaseWindow {
 		m.window.Messages++
@@ -235,17 +252,25 @@ func (m *envMeter) observeWindow(payload []byte, now int64) {
 	}
 }
 
-// item counts one envelope; heartbeat says whether its topic has a
-// heartbeat.
-func (m *envMeter) item(e *envelope.Envelope, heartbeat bool, now int64) {
+// item counts one envelope on topic.
+func (m *envMeter) item(topic []byte, e *envelope.Envelope, now int64) {
 	if m.phase == phaseWindow {
 		m.window.Items++
 	}
+	c := m.cycles[string(topic)]
 	if e.Stale() {
 		m.stale++
+		if c != nil {
+			c.Break()
+		}
 		return
 	}
-	if heartbeat {
+	if c != nil {
+		if iv, ok := c.Observe(now, e.TS, e.Seq, e.Epoch); ok && m.phase == phaseWindow {
+			m.jit.Record(iv, c.Period)
+		}
+	}
+	if m.heartbeat[string(topic)] {
 		return
 	}
 	m.lastData = now
@@ -261,6 +286,7 @@ func (m *envMeter) open() {
 	m.phase = phaseWindow
 	m.window = counts{}
 	m.lat.Reset()
+	m.jit.Reset()
 	m.lostAtOpen = m.track.Totals().Lost
 	m.receivedAtOpen = m.track.Totals().Received
 	m.winAtOpen = m.windows.Totals().Lost
@@ -321,6 +347,15 @@ func (m *meter) histogram() *latency.Histogram {
 	defer m.mu.Unlock()
 	h := new(latency.Histogram)
 	h.Merge(m.lat)
+	return h
+}
+
+// jitter returns a copy of the cyclic jitter histogram.
+func (m *envMeter) jitter() *jitter.Histogram {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	h := new(jitter.Histogram)
+	h.Merge(m.jit)
 	return h
 }
 

@@ -84,7 +84,7 @@ func env(t *testing.T, seq uint64, ts int64, stale bool) []byte {
 func TestEnvMeterSignals(t *testing.T) {
 	requireParse(t)
 	const t0 = int64(1_760_000_000_000_000_000)
-	m := newEnvMeter(false, map[string]bool{"v/Gear": true})
+	m := newEnvMeter(false, signalSet{heartbeat: map[string]bool{"v/Gear": true}})
 	m.observe([]byte("v/Speed"), env(t, 1, t0, false), t0+ms) // retained / first
 	m.observe([]byte("v/Gear"), env(t, 1, t0, false), t0+ms)
 	m.open()
@@ -124,7 +124,7 @@ func TestEnvMeterSignals(t *testing.T) {
 func TestEnvMeterWindow(t *testing.T) {
 	requireParse(t)
 	const t0 = int64(1_760_000_000_000_000_000)
-	m := newEnvMeter(true, nil)
+	m := newEnvMeter(true, signalSet{})
 	w := envelope.NewWindowEncoder(envelope.JSON)
 	window := func(seq uint64, items ...uint64) []byte {
 		w.Reset(t0, t0+10*ms)
@@ -182,7 +182,7 @@ func TestMeterObserveAllocs(t *testing.T) {
 
 func TestEnvMeterObserveAllocs(t *testing.T) {
 	requireParse(t)
-	m := newEnvMeter(false, map[string]bool{"v/Gear": true})
+	m := newEnvMeter(false, signalSet{heartbeat: map[string]bool{"v/Gear": true}, period: map[string]time.Duration{"v/Speed": 10 * time.Millisecond}})
 	topic := []byte("v/Speed")
 	m.observe(topic, env(t, 1, 1, false), 2) // the topic's first envelope allocates its state
 	m.open()
@@ -199,7 +199,76 @@ func TestEnvMeterObserveAllocs(t *testing.T) {
 	if n != 0 {
 		t.Errorf("envMeter.observe allocates %v times per envelope, want 0", n)
 	}
+	if got := m.jitter().Count(); got < 1000 {
+		t.Errorf("jitter of %d intervals, want every envelope's (cyclic jitter measured allocation-free)", got)
+	}
 	if lost, _, _ := m.lost(nil); lost != 0 {
 		t.Errorf("lost %d of consecutive envelopes", lost)
+	}
+}
+
+// TestEnvMeterJitter checks cyclic jitter on the per-signal topics:
+// |arrival interval − period| of consecutive envelopes of a cyclic
+// topic, in the window only, none across a gap or a stale mark.
+func TestEnvMeterJitter(t *testing.T) {
+	requireParse(t)
+	const t0 = int64(1_760_000_000_000_000_000)
+	speed := []byte("v/Speed") // cyclic, every 50 ms
+	m := newEnvMeter(false, signalSet{period: map[string]time.Duration{"v/Speed": 50 * time.Millisecond}})
+	m.observe(speed, env(t, 1, t0, false), t0) // the warm-up: primes the cycle
+	m.open()
+	for _, a := range []struct {
+		seq   uint64
+		at    int64
+		stale bool
+	}{
+		{2, 50 * ms, false},  // 0
+		{3, 103 * ms, false}, // 3 ms
+		{5, 150 * ms, false}, // after a lost envelope: none
+		{6, 190 * ms, false}, // 10 ms
+		{7, 200 * ms, true},  // stale mark: breaks the cycle
+		{8, 250 * ms, false}, // none
+		{9, 300 * ms, false}, // 0
+		{9, 301 * ms, false}, // duplicate: none
+	} {
+		m.observe(speed, env(t, a.seq, t0+a.at, a.stale), t0+a.at)
+	}
+	m.observe([]byte("v/Gear"), env(t, 2, t0, false), t0+77*ms) // not cyclic: none
+	m.close()
+	m.observe(speed, env(t, 10, t0+400*ms, false), t0+400*ms) // the drain: none
+	// Deviations 0, 3, 10, 0 ms of 50: p50 (the 2nd) 0, p99 (the 4th)
+	// and max 10 ms, 20 %. Each arrives at its ts: the frames' own
+	// irregularity, none of it the path's.
+	got := m.jitter().Summary()
+	if got.N != 4 || got.P50 != 0 || got.Max != 10 || got.MaxPct != 20 || got.P99 < 10 || got.P99 > 10.08 || got.PathMax != 0 {
+		t.Errorf("jitter = %+v, want 4 intervals, p50 0, p99 and max 10 ms, max 20 %%, the path's part 0", got)
+	}
+}
+
+// TestEnvMeterWindowJitter checks that every envelope of a window
+// arrives with the window: two of one cyclic topic in one window are an
+// interval of 0, a whole period off.
+func TestEnvMeterWindowJitter(t *testing.T) {
+	requireParse(t)
+	const t0 = int64(1_760_000_000_000_000_000)
+	m := newEnvMeter(true, signalSet{period: map[string]time.Duration{"v/Speed": 10 * time.Millisecond}})
+	w := envelope.NewWindowEncoder(envelope.JSON)
+	window := func(seq uint64, items ...uint64) []byte {
+		w.Reset(t0, t0+10*ms)
+		for _, s := range items {
+			e := envelope.Envelope{TS: t0, Seq: s, Epoch: 7}
+			e.SetInt(int64(s))
+			w.Add("v/Speed", &e)
+		}
+		return w.Append(nil, seq, 7)
+	}
+	m.observe([]byte("w"), window(1, 1), t0)
+	m.open()
+	m.observe([]byte("w"), window(2, 2, 3), t0+12*ms) // 2 ms, then 10 ms (0 apart)
+	m.observe([]byte("w"), window(3, 4), t0+20*ms)    // 2 ms
+	m.close()
+	got := m.jitter().Summary()
+	if got.N != 3 || got.Max != 10 || got.MaxPct != 100 || got.P50 < 2 || got.P50 > 2.02 {
+		t.Errorf("jitter = %+v, want 3 intervals, p50 2 ms, max 10 ms (100 %%)", got)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/internal/jitter"
 	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/internal/mosquitto"
 	"github.com/yukart/candec/internal/progress"
@@ -50,6 +51,10 @@ type run struct {
 
 	warnings         []string
 	rawHist, envHist *latency.Histogram
+	// cyclic is how many topics are cyclic (signalSet's period); jitHist
+	// their jitter over the envelope subscribers.
+	cyclic  int
+	jitHist *jitter.Histogram
 }
 
 func (r *run) warn(format string, args ...any) {
@@ -123,7 +128,7 @@ func runOne(ctx context.Context, cfg Config, sc scenario.Run, label, dir string)
 // start checks the scenario's files, then starts the stack: the broker,
 // the decoder, the subscribers and the replay.
 func (r *run) start(ctx context.Context) error {
-	_, heartbeat, err := signalTopics(r.sc.DBC.File, r.sc.Policy.File)
+	set, err := signalTopics(r.sc)
 	if err != nil {
 		return err
 	}
@@ -136,7 +141,8 @@ func (r *run) start(ctx context.Context) error {
 	if err := r.startDecoder(ctx); err != nil {
 		return err
 	}
-	if err := r.startSubscribers(ctx, heartbeat); err != nil {
+	r.cyclic = len(set.period)
+	if err := r.startSubscribers(ctx, set); err != nil {
 		return err
 	}
 	return r.startReplay()
@@ -292,7 +298,7 @@ func (r *run) startDecoder(ctx context.Context) error {
 	}
 }
 
-func (r *run) startSubscribers(ctx context.Context, heartbeat map[string]bool) error {
+func (r *run) startSubscribers(ctx context.Context, set signalSet) error {
 	for i := range r.sc.RawSubscribers {
 		m := newRawMeter()
 		if err := r.subscriber(ctx, fmt.Sprintf("raw-%d", i+1), RawTopic, func(_, p []byte, now int64) { m.observe(p, now) }); err != nil {
@@ -306,7 +312,7 @@ func (r *run) startSubscribers(ctx context.Context, heartbeat map[string]bool) e
 		filter = WindowTopic
 	}
 	for i := range r.sc.EnvelopeSubscribers {
-		m := newEnvMeter(onWindow, heartbeat)
+		m := newEnvMeter(onWindow, set)
 		if err := r.subscriber(ctx, fmt.Sprintf("env-%d", i+1), filter, m.observe); err != nil {
 			return err
 		}
@@ -726,6 +732,7 @@ func (r *run) rawStream(res *report.Result, rawCounts []counts, final uint64, se
 func (r *run) envelopeStream(res *report.Result, envCounts []counts, retained map[string]finalSeq, dec *report.DecoderStats, secs float64) streamSums {
 	var envItems, envReceived uint64
 	s := streamSums{hist: new(latency.Histogram)}
+	r.jitHist = new(jitter.Histogram)
 	for i, m := range r.envs {
 		envItems += envCounts[i].Items
 		s.msgs += envCounts[i].Messages
@@ -735,6 +742,7 @@ func (r *run) envelopeStream(res *report.Result, envCounts []counts, retained ma
 		s.windowLost += wl
 		envReceived += m.received()
 		s.hist.Merge(m.histogram())
+		r.jitHist.Merge(m.jitter())
 		if len(unseen) > 0 {
 			r.warn("envelope subscriber %d never received %d topics the broker retained (%s…)", i+1, len(unseen), unseen[0])
 		}
@@ -761,6 +769,11 @@ func (r *run) envelopeStream(res *report.Result, envCounts []counts, retained ma
 		res.EnvelopeLossPct = round(float64(s.lost)/float64(envReceived+s.lost)*100, 4)
 	}
 	res.Latency.Envelopes = s.hist.Summary()
+	if r.cyclic > 0 && len(r.envs) > 0 {
+		j := r.jitHist.Summary()
+		j.Topics = r.cyclic
+		res.Jitter = &j
+	}
 	return s
 }
 
@@ -855,6 +868,11 @@ func (r *run) printHistograms(res *report.Result) {
 		fmt.Fprintf(w, "  latency of %s (from the frame timestamp):\n", s.name)
 		_ = s.h.WriteHistogram(w, 10)
 		_ = s.h.WriteDistribution(w)
+	}
+	if j := res.Jitter; j != nil && j.N > 0 {
+		fmt.Fprintf(w, "  cyclic jitter, |arrival interval − period| of %d cyclic topics: p50 %.3f ms (%.1f %%), p99 %.3f ms (%.1f %%), max %.3f ms (%.1f %%); the path's part p50 %.3f, p99 %.3f, max %.3f ms\n",
+			j.Topics, j.P50, j.P50Pct, j.P99, j.P99Pct, j.Max, j.MaxPct, j.PathP50, j.PathP99, j.PathMax)
+		_ = r.jitHist.Deviations().WriteDistribution(w)
 	}
 	for _, warning := range res.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warning)

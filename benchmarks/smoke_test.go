@@ -104,6 +104,9 @@ func TestSmoke(t *testing.T) {
 			if !strings.HasPrefix(r.Versions.Broker, "mosquitto") {
 				t.Errorf("broker version %q, want mosquitto's", r.Versions.Broker)
 			}
+			if r.Jitter == nil || r.Jitter.N == 0 || r.Jitter.Topics == 0 {
+				t.Errorf("cyclic jitter %+v, want intervals of the cyclic topics measured", r.Jitter)
+			}
 			if r.Stream == scenario.StreamWindow && r.Windows <= 0 {
 				t.Errorf("window stream run with %v windows/s", r.Windows)
 			}
@@ -130,6 +133,9 @@ func TestSmoke(t *testing.T) {
 	var md bytes.Buffer
 	if err := report.WriteMarkdown(&md, s, report.Meta{Source: "smoke"}); err != nil {
 		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "## Cyclic jitter") {
+		t.Errorf("summary lacks the cyclic jitter:\n%s", md.String())
 	}
 	for _, r := range runs {
 		if !strings.Contains(md.String(), "| "+r.Scenario+" |") {

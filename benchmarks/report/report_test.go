@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/benchmarks/scenario"
+	"github.com/yukart/candec/internal/jitter"
 	"github.com/yukart/candec/internal/latency"
 )
 
@@ -322,5 +323,50 @@ func TestMarkdownHeader(t *testing.T) {
 		if _, got, _ := strings.Cut(buf.String(), "\n\n"); !strings.HasPrefix(got, tt.want) {
 			t.Errorf("last %d: header line\n%q\nwant\n%q", tt.last, strings.SplitN(got, "\n", 2)[0], tt.want)
 		}
+	}
+}
+
+// TestJitterInSummary checks that a result's cyclic jitter reads back,
+// that a summary takes the median of each figure over the runs that
+// measured it, and that results without it (older lines, floods) give
+// no jitter table, so that the baseline they made is written again
+// byte for byte.
+func TestJitterInSummary(t *testing.T) {
+	withJitter := func(at time.Time, p99, maxPct float64) Result {
+		r := sample("car-8-none", at, 7000, 60, 20)
+		r.Jitter = &jitter.Summary{N: 600000, Topics: 216, P50: 0.5, P99: p99, Max: 40, P50Pct: 3, P99Pct: 60, MaxPct: maxPct, PathP50: 0.4, PathP99: 8, PathMax: 30}
+		return r
+	}
+	var buf bytes.Buffer
+	r := withJitter(t0, 9, 400)
+	if err := Append(&buf, &r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), `"jitter":{"n":600000,"topics":216,"p50_ms":0.5,"p99_ms":9,"max_ms":40,"p50_pct":3,"p99_pct":60,"max_pct":400,"path_p50_ms":0.4,"path_p99_ms":8,"path_max_ms":30}`) {
+		t.Errorf("result line lacks the jitter: %s", buf.String())
+	}
+	back, err := Read(&buf, "buf")
+	if err != nil || len(back) != 1 || !reflect.DeepEqual(back[0].Jitter, r.Jitter) {
+		t.Fatalf("Read(Append(r)).Jitter = %+v (%v), want %+v", back, err, r.Jitter)
+	}
+	rs := []Result{withJitter(t0, 9, 400), sample("car-8-none", t0.Add(time.Minute), 7000, 60, 20),
+		withJitter(t0.Add(2*time.Minute), 11, 300), withJitter(t0.Add(3*time.Minute), 10, 200)}
+	s := Summarize(rs, nil, 3)
+	if j := s.Rows[0].Median.Jitter; j == nil || j.P99 != 10.5 || j.MaxPct != 250 || j.Topics != 216 {
+		t.Errorf("median jitter = %+v, want p99 10.5 ms and max 250 %% (the two of the last three that measured it)", j)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, s, Meta{Generated: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| car-8-none | 216 | 600,000 | 0.50 / 11 / 40 | 3.0 % / 60.0 % / 250 % | 0.40 / 8.0 / 30 |"; !strings.Contains(md.String(), want) {
+		t.Errorf("markdown lacks %q:\n%s", want, md.String())
+	}
+	md.Reset()
+	if err := WriteMarkdown(&md, Summarize([]Result{sample("car-8-none", t0, 7000, 60, 20)}, nil, 3), Meta{Generated: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "jitter") {
+		t.Errorf("markdown of results without jitter mentions it:\n%s", md.String())
 	}
 }

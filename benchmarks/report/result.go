@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yukart/candec/internal/jitter"
 	"github.com/yukart/candec/internal/latency"
 )
 
@@ -85,6 +86,11 @@ type Result struct {
 	EnvelopeLossPct float64 `json:"envelope_loss_pct"`
 	// Latency is from the frame timestamp to the subscriber.
 	Latency Latency `json:"latency_ms"`
+	// Jitter is the cyclic jitter over the envelope subscribers: how far
+	// each arrival interval of a cyclic topic fell from its period
+	// (package jitter); nil for a flood, which has no cycle, and in
+	// results written before it was measured.
+	Jitter *jitter.Summary `json:"jitter,omitempty"`
 	// CPU is per process, in % of one core over the measured window.
 	CPU CPU `json:"cpu_pct"`
 	// BrokerUsPerDelivery is the broker's CPU time per message it

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yukart/candec/internal/jitter"
 	"github.com/yukart/candec/internal/numfmt"
 
 	"github.com/yukart/candec/benchmarks/scenario"
@@ -155,7 +156,42 @@ func median(rs []Result) Result {
 	m.Bytes.Envelopes = f(func(r *Result) float64 { return r.Bytes.Envelopes })
 	m.Bytes.Delivered = f(func(r *Result) float64 { return r.Bytes.Delivered })
 	m.DrainS = f(func(r *Result) float64 { return r.DrainS })
+	m.Jitter = medianJitter(rs)
 	return m
+}
+
+// medianJitter returns the median of each jitter figure over the runs
+// of rs that measured it; nil when none did.
+func medianJitter(rs []Result) *jitter.Summary {
+	var with []*jitter.Summary
+	for i := range rs {
+		if rs[i].Jitter != nil {
+			with = append(with, rs[i].Jitter)
+		}
+	}
+	if len(with) == 0 {
+		return nil
+	}
+	f := func(get func(*jitter.Summary) float64) float64 {
+		v := make([]float64, len(with))
+		for i, j := range with {
+			v[i] = get(j)
+		}
+		return med(v)
+	}
+	return &jitter.Summary{
+		N:       uint64(math.Round(f(func(j *jitter.Summary) float64 { return float64(j.N) }))),
+		Topics:  with[len(with)-1].Topics,
+		P50:     f(func(j *jitter.Summary) float64 { return j.P50 }),
+		P99:     f(func(j *jitter.Summary) float64 { return j.P99 }),
+		Max:     f(func(j *jitter.Summary) float64 { return j.Max }),
+		P50Pct:  f(func(j *jitter.Summary) float64 { return j.P50Pct }),
+		P99Pct:  f(func(j *jitter.Summary) float64 { return j.P99Pct }),
+		MaxPct:  f(func(j *jitter.Summary) float64 { return j.MaxPct }),
+		PathP50: f(func(j *jitter.Summary) float64 { return j.PathP50 }),
+		PathP99: f(func(j *jitter.Summary) float64 { return j.PathP99 }),
+		PathMax: f(func(j *jitter.Summary) float64 { return j.PathMax }),
+	}
 }
 
 // med returns the median of v (the mean of the middle two for an even
@@ -204,6 +240,7 @@ func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 		writeAgainstReport(&b, s, m)
 	}
 	writeRawTable(&b, s)
+	writeJitterTable(&b, s)
 	writeWarnings(&b, s)
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -327,6 +364,39 @@ func writeRawTable(b *strings.Builder, s Summary) {
 			numfmt.Ms(x.Latency.Raw.P50), numfmt.Ms(x.Latency.Raw.P99), numfmt.Ms(x.Latency.Raw.Max), numfmt.Ms(x.Latency.Envelopes.Max),
 			windows, x.BrokerUsPerDelivery, x.BrokerUsPerMessage, numfmt.Pct(x.CPU.Replay), numfmt.Pct(x.CPU.Subscribers), numfmt.Pct(x.CPU.Other), numfmt.Thousands(x.Bytes.Delivered/1e3))
 	}
+}
+
+// writeJitterTable writes the cyclic jitter of the rows that measured
+// it; nothing when none did (results from before it was measured).
+func writeJitterTable(b *strings.Builder, s Summary) {
+	var rows []Row
+	for _, r := range s.Rows {
+		if j := r.Median.Jitter; j != nil && j.N > 0 {
+			rows = append(rows, r)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n## Cyclic jitter\n\n")
+	b.WriteString("How far each envelope's arrival interval fell from its topic's period, |interval − period|, over the cyclic topics (not on change, no heartbeat); the share is of each topic's own period; ")
+	b.WriteString("the path's part is |arrival interval − ts interval|, without the frames' own irregularity.\n\n")
+	b.WriteString("| Scenario | Cyclic topics | Intervals | Jitter p50 / p99 / max (ms) | Share of the period p50 / p99 / max | The path's part p50 / p99 / max (ms) |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		j := r.Median.Jitter
+		fmt.Fprintf(b, "| %s | %d | %s | %s / %s / %s | %s / %s / %s | %s / %s / %s |\n",
+			r.Scenario, j.Topics, numfmt.Count(j.N), numfmt.Ms(j.P50), numfmt.Ms(j.P99), numfmt.Ms(j.Max),
+			share(j.P50Pct), share(j.P99Pct), share(j.MaxPct), numfmt.Ms(j.PathP50), numfmt.Ms(j.PathP99), numfmt.Ms(j.PathMax))
+	}
+}
+
+// share formats a share of a period in percent: "4.2 %", "130 %".
+func share(pct float64) string {
+	if pct >= 100 {
+		return fmt.Sprintf("%.0f %%", pct)
+	}
+	return fmt.Sprintf("%.1f %%", pct)
 }
 
 // writeWarnings writes the rows' and the summary's warnings, if any.

@@ -95,3 +95,50 @@ func TestWatchRetained(t *testing.T) {
 			s.Topics, s.Retained, s.Messages, s.Latency.N, s.Old)
 	}
 }
+
+// TestWatchJitter: through a real broker, watch learns a cyclic topic's
+// period from the ts of its values (20 ms, exactly as stamped) and
+// measures its arrivals against it; a topic whose values come at
+// irregular times is not cyclic.
+func TestWatchJitter(t *testing.T) {
+	b := brokertest.Start(t)
+	pub := brokertest.Connect(t, b.URL)
+	var stdout bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(context.Background(), env{nil, &stdout, &bytes.Buffer{}}, []string{"watch", "--broker", b.URL, "--json", "--duration", "3s", "yukart/vehicle/+"})
+	}()
+	time.Sleep(500 * time.Millisecond) // the watch subscribes; values before that are missed, not wrong
+	base := time.Now().UnixNano()
+	gaps := []int64{5, 35, 10, 70, 15}
+	var irregular int64
+	for i := range 40 {
+		e := envelope.Envelope{TS: base + int64(i)*20e6, Seq: uint64(i + 1), Epoch: 7}
+		e.SetFloat(float64(i))
+		pub.Publish("yukart/vehicle/Cyclic", envelope.AppendJSON(nil, &e), false)
+		irregular += gaps[i%len(gaps)] * 1e6
+		e.TS = base + irregular
+		pub.Publish("yukart/vehicle/OnChange", envelope.AppendJSON(nil, &e), false)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var s watch.Summary
+	if err := json.Unmarshal(stdout.Bytes(), &s); err != nil {
+		t.Fatalf("%v in %s", err, stdout.String())
+	}
+	by := map[string]watch.TopicStats{}
+	for _, st := range s.TopicStats {
+		by[st.Topic] = st
+	}
+	if p := by["yukart/vehicle/Cyclic"].Period; p != 20*time.Millisecond {
+		t.Errorf("cyclic topic: period %v, want 20ms", p)
+	}
+	if p := by["yukart/vehicle/OnChange"].Period; p != 0 {
+		t.Errorf("irregular topic: period %v, want none", p)
+	}
+	if s.Jitter.Topics != 1 || s.Jitter.N == 0 {
+		t.Errorf("jitter = %+v, want intervals of 1 cyclic topic", s.Jitter)
+	}
+}

@@ -36,6 +36,20 @@
 // fresh value stamped after its arrival (the publisher's clock ahead)
 // is counted apart (Summary.Ahead), not in the histogram.
 //
+// # Cyclic jitter
+//
+// For a signal published on a cycle, how far each arrival interval
+// falls from its period (package jitter). The watch knows neither the
+// DBC nor the policy, so each signal topic (and each item topic of a
+// window topic) learns its period from the ts of its first
+// jitter.LearnIntervals fresh values: their median interval, if most
+// are near it; a topic published on change is not cyclic. A fresh value
+// whose seq follows the previous one's gives |arrival interval −
+// period|; a retained message, a heartbeat, a republish or a stale mark
+// breaks the cycle. TopicStats shows a topic's period and its last and
+// largest deviation, Summary.Jitter the percentiles over every cyclic
+// topic and those of the path's part, |arrival interval − ts interval|.
+//
 // # Plausibility bounds
 //
 // A message is implausible, and counted by reason in

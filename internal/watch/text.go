@@ -123,12 +123,18 @@ func writeTable(w io.Writer, stats []TopicStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	// The flags before the latency, which is the widest column: a
 	// narrow terminal cuts the latency first.
-	fmt.Fprintln(tw, "topic\trate/s\tlast\tage\tlost\tflags\tlatency ms (last/max)")
+	fmt.Fprintln(tw, "topic\trate/s\tlast\tage\tlost\tflags\tjitter ms (last/max of period)\tlatency ms (last/max)")
 	for i := range stats {
 		t := &stats[i]
-		lat := "—"
+		lat, jit := "—", "—"
 		if t.HasLatency {
 			lat = ms(t.LastLatency) + " / " + ms(t.MaxLatency)
+		}
+		if t.HasJitter {
+			jit = ms(t.LastJitter) + " / " + ms(t.MaxJitter)
+			if t.Period > 0 {
+				jit += " of " + ms(t.Period)
+			}
 		}
 		lost := numfmt.Count(t.Lost)
 		if t.Restarts > 0 {
@@ -138,7 +144,7 @@ func writeTable(w io.Writer, stats []TopicStats) error {
 			lost += fmt.Sprintf(" (%s implausible)", numfmt.Count(t.Implausible))
 		}
 		// A topic is outside text; Last is made safe when it is set.
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%s\t%s\n", termtext.Clean(t.Topic), t.Rate, t.Last, FormatAge(t.Age), lost, flags(t), lat)
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\n", termtext.Clean(t.Topic), t.Rate, t.Last, FormatAge(t.Age), lost, flags(t), jit, lat)
 	}
 	return tw.Flush()
 }
@@ -190,6 +196,10 @@ func WriteSummary(w io.Writer, s Summary, h interface {
 	}
 	if s.Ahead > 0 {
 		fmt.Fprintf(w, "%s fresh values stamped after their arrival (the publisher's clock is ahead), not in the latency\n", numfmt.Count(s.Ahead))
+	}
+	if j := s.Jitter; j.N > 0 {
+		fmt.Fprintf(w, "cyclic jitter, |arrival interval − period| of %d cyclic topics: p50 %.3f ms (%.1f %% of the period), p99 %.3f ms (%.1f %%), max %.3f ms (%.1f %%) over %s intervals; the path's part, |arrival interval − ts interval|: p50 %.3f, p99 %.3f, max %.3f ms\n",
+			j.Topics, j.P50, j.P50Pct, j.P99, j.P99Pct, j.Max, j.MaxPct, numfmt.Count(j.N), j.PathP50, j.PathP99, j.PathMax)
 	}
 	if s.Latency.N == 0 {
 		return nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/jitter"
 	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/internal/termtext"
 	"github.com/yukart/candec/rawbatch"
@@ -109,6 +110,7 @@ type Monitor struct {
 	topics   map[string]*topic
 	envs     *envelope.Tracker
 	lat      latency.Histogram
+	jit      jitter.Histogram
 	first    time.Time // of the first live message
 	messages uint64    // live messages
 	retained uint64    // retained messages
@@ -151,9 +153,16 @@ type topic struct {
 	// lastTS is the newest ts of the topic's envelopes (itemTS of each
 	// window item's topic): an envelope whose ts is not newer is a
 	// heartbeat or a republish of a value already seen, not fresh.
-	lastTS      int64
-	itemTS      map[string]int64
-	implausible uint64
+	lastTS int64
+	itemTS map[string]int64
+	// cyc is an envelope topic's cyclic jitter; itemCyc that of each
+	// item topic of a window topic. The topic shows the last and the
+	// largest deviation of any of them.
+	cyc                   cyclic
+	itemCyc               map[string]*cyclic
+	lastJitter, maxJitter time.Duration
+	hasJitter             bool
+	implausible           uint64
 	// rate: messages counted at the previous snapshot
 	prevMessages uint64
 	prevAt       time.Time
@@ -244,6 +253,7 @@ func (m *Monitor) observeEnvelope(t *topic, payload []byte, ns int64, now time.T
 	r := implausible(m.env.Seq, m.env.TS, now)
 	if r == ReasonSeq {
 		m.implausibleMsg(t, r)
+		t.cyc.cyc.Break()
 		return
 	}
 	o := m.envs.Observe(t.name, &m.env)
@@ -255,12 +265,14 @@ func (m *Monitor) observeEnvelope(t *topic, payload []byte, ns int64, now time.T
 	}
 	t.last = FormatValue(&m.env)
 	t.flagStale = m.env.Stale()
+	isFresh := false
 	if r == ReasonTS {
 		m.implausible[r]++
 		t.implausible++
-	} else if fresh(&t.lastTS, &m.env) {
+	} else if isFresh = fresh(&t.lastTS, &m.env); isFresh {
 		m.latency(t, ns, m.env.TS)
 	}
+	m.cyclicJitter(t, &t.cyc, &m.env, ns, isFresh)
 }
 
 // observeWindow takes a window message on t: its loss and restarts,
@@ -292,17 +304,21 @@ func (m *Monitor) observeWindow(t *topic, payload []byte, ns int64, now time.Tim
 	tsBad := false
 	for i := range m.win.Items {
 		it := &m.win.Items[i]
+		c := t.itemCycle(it.Topic)
 		if implausible(1, it.Envelope.TS, now) != "" {
 			tsBad = true
+			c.cyc.Break()
 			continue
 		}
 		last := t.itemTS[string(it.Topic)]
-		if fresh(&last, &it.Envelope) {
+		isFresh := fresh(&last, &it.Envelope)
+		if isFresh {
 			m.latency(t, ns, it.Envelope.TS)
 		}
 		if last != t.itemTS[string(it.Topic)] {
 			t.itemTS[string(it.Topic)] = last
 		}
+		m.cyclicJitter(t, c, &it.Envelope, ns, isFresh)
 	}
 	if tsBad {
 		m.implausible[ReasonTS]++
@@ -429,6 +445,65 @@ func (m *Monitor) latency(t *topic, now, ts int64) {
 	t.hasLatency = true
 }
 
+// cyclic is one signal topic's cyclic jitter: its period, learned from
+// the ts of its first fresh values (jitter.Learner), and its arrivals.
+type cyclic struct {
+	learn jitter.Learner
+	cyc   jitter.Cycle
+}
+
+// itemCycle returns the cyclic jitter of the window item topic name,
+// made on its first sight.
+func (t *topic) itemCycle(name []byte) *cyclic {
+	if c := t.itemCyc[string(name)]; c != nil {
+		return c
+	}
+	if t.itemCyc == nil {
+		t.itemCyc = map[string]*cyclic{}
+	}
+	c := new(cyclic)
+	t.itemCyc[string(name)] = c
+	return c
+}
+
+// cyclicJitter takes envelope e of the signal topic c, shown on t, that
+// arrived at now (ns; noLatency for a retained one). A fresh value
+// teaches c its period and, once c is cyclic, gives the deviation of
+// its arrival interval from it; anything else (a retained message, a
+// heartbeat, a republish, a stale mark) breaks the cycle.
+func (m *Monitor) cyclicJitter(t *topic, c *cyclic, e *envelope.Envelope, now int64, fresh bool) {
+	if now == noLatency || !fresh {
+		c.cyc.Break()
+		return
+	}
+	c.cyc.Period, _ = c.learn.Observe(e.TS)
+	iv, ok := c.cyc.Observe(now, e.TS, e.Seq, e.Epoch)
+	if !ok {
+		return
+	}
+	m.jit.Record(iv, c.cyc.Period)
+	t.lastJitter = time.Duration(iv.Dev)
+	t.maxJitter = max(t.maxJitter, t.lastJitter)
+	t.hasJitter = true
+}
+
+// cyclicTopics counts the signal topics found cyclic: envelope topics
+// and window item topics.
+func (m *Monitor) cyclicTopics() int {
+	n := 0
+	for _, t := range m.topics {
+		if t.cyc.cyc.Period > 0 {
+			n++
+		}
+		for _, c := range t.itemCyc {
+			if c.cyc.Period > 0 {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // detect tells what a payload is by trying each parser.
 func detect(p []byte) Kind {
 	var e envelope.Envelope
@@ -502,6 +577,14 @@ type TopicStats struct {
 	LastLatency time.Duration `json:"last_latency_ns,omitempty"`
 	MaxLatency  time.Duration `json:"max_latency_ns,omitempty"`
 	HasLatency  bool          `json:"-"`
+	// Period is a cyclic envelope topic's period, learned from the ts of
+	// its first values (0: not cyclic, or not yet known; a window topic
+	// carries many); LastJitter and MaxJitter the last and largest
+	// deviation of an arrival interval from it (package jitter).
+	Period     time.Duration `json:"period_ns,omitempty"`
+	LastJitter time.Duration `json:"last_jitter_ns,omitempty"`
+	MaxJitter  time.Duration `json:"max_jitter_ns,omitempty"`
+	HasJitter  bool          `json:"-"`
 	// Stale is true when the last envelope was flagged stale; Old when
 	// the last live message is older than Config.StaleAfter. Old applies
 	// only to envelope, window and raw topics that have had a live
@@ -530,6 +613,7 @@ func (m *Monitor) Snapshot(now time.Time) []TopicStats {
 			RetainedMessages: t.retained, Retained: t.isRetained,
 			Rate: t.rate, Last: t.last, Age: age, Seq: t.seq, Lost: t.lost, Restarts: t.restarts, Implausible: t.implausible,
 			LastLatency: t.lastLatency, MaxLatency: t.maxLatency, HasLatency: t.hasLatency,
+			Period: time.Duration(t.cyc.cyc.Period), LastJitter: t.lastJitter, MaxJitter: t.maxJitter, HasJitter: t.hasJitter,
 			Stale: t.flagStale, Old: periodic && now.Sub(t.lastLive) > m.cfg.StaleAfter,
 		})
 	}
@@ -568,6 +652,10 @@ type Summary struct {
 	// not retained; heartbeats and republishes carry an old ts) and
 	// every live raw frame, in milliseconds.
 	Latency latency.Summary `json:"latency_ms"`
+	// Jitter is the cyclic jitter over every signal topic found cyclic
+	// (Jitter.Topics of them): how far each arrival interval of a fresh
+	// value after the previous one fell from the topic's period.
+	Jitter jitter.Summary `json:"jitter"`
 	// TopicStats lists the topics.
 	TopicStats []TopicStats `json:"topic_stats"`
 }
@@ -578,7 +666,8 @@ func (m *Monitor) Summary(now time.Time) Summary {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := Summary{Topics: len(stats), Messages: m.messages, Retained: m.retained, Restarts: m.restarts,
-		TopicStats: stats, Latency: m.lat.Summary(), Ahead: m.ahead}
+		TopicStats: stats, Latency: m.lat.Summary(), Ahead: m.ahead, Jitter: m.jit.Summary()}
+	s.Jitter.Topics = m.cyclicTopics()
 	for r, n := range m.implausible {
 		if s.Implausible == nil {
 			s.Implausible = map[string]uint64{}
