@@ -97,10 +97,18 @@ func (t *textLines) iface(bus uint8) string {
 }
 
 // textBusNames holds "can0" … "can255", so that Interface does not
-// allocate.
+// allocate. They are slices of one string, made with one allocation:
+// this runs at every start of a binary that links capture.
 var textBusNames = func() (n [256]string) {
+	b := make([]byte, 0, 256*len("can255"))
+	ends := [256]int{}
 	for i := range n {
-		n[i] = "can" + strconv.Itoa(i)
+		b = strconv.AppendInt(append(b, "can"...), int64(i), 10)
+		ends[i] = len(b)
+	}
+	all, start := string(b), 0
+	for i := range n {
+		n[i], start = all[start:ends[i]], ends[i]
 	}
 	return n
 }()

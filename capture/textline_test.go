@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -377,5 +378,15 @@ func allocsText(t *testing.T, src Source) {
 	}
 	if allocs != 0 {
 		t.Errorf("got %v allocations a frame, want 0", allocs)
+	}
+}
+
+// TestTextBusNames: the interface names of the text readers are "can0"
+// to "can255", each its own string.
+func TestTextBusNames(t *testing.T) {
+	for i, got := range textBusNames {
+		if want := "can" + strconv.Itoa(i); got != want {
+			t.Errorf("textBusNames[%d]: got %q, want %q", i, got, want)
+		}
 	}
 }

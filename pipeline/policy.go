@@ -95,7 +95,7 @@ func DefaultPolicy() *PolicyFile {
 // matching rule in order, each key set by a later rule replacing the
 // earlier value.
 func (p *PolicyFile) Resolve(sig *dbc.Signal) Policy {
-	s := initial
+	s := initial()
 	s.merge(&p.defaults)
 	for i := range p.rules {
 		if p.rules[i].matches(sig) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -164,8 +165,9 @@ func fieldKey[T any](name string, read func(*policyParser, *yaml.Node, string) (
 }
 
 // initial are the settings before the defaults: each key at its def, none
-// marked set.
-var initial = func() settings {
+// marked set. Computed on first use, not at start: a command that reads
+// no policy (candec version) does not pay for it.
+var initial = sync.OnceValue(func() settings {
 	var s settings
 	pp := &policyParser{file: "(built-in)"}
 	for i := range policyKeys {
@@ -183,7 +185,7 @@ var initial = func() settings {
 		}
 	}
 	return s
-}()
+})
 
 // staleAfterBit is stale_after's bit in settings.set: Resolve asks
 // whether a section set it.

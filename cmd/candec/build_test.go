@@ -15,10 +15,16 @@ import (
 // on the car, and nothing of the developer's lab.
 var carCommands = []string{"run", "decode", "convert", "dbc", "replay", "watch", "generate", "version"}
 
-// inBuild says whether this build has the command called name.
+// siblingCommands are the commands that the lean build (-tags
+// car,lean) hands to its sibling, candec-mqtt: their tests run in the
+// car's build, whose binary the sibling is.
+var siblingCommands = []string{"run", "replay", "watch"}
+
+// inBuild says whether this build has the command called name, in
+// process: in the lean build, not the sibling's.
 func inBuild(name string) bool {
 	c, ok := lookup(name)
-	return ok && c.run != nil
+	return ok && c.run != nil && !(leanBuild && slices.Contains(siblingCommands, name))
 }
 
 // inBuildArgs says whether this build has what args ask for: the

@@ -4,33 +4,40 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // root is the candec source tree.
 var root = filepath.Join("..", "..")
 
-// buildCandec cross-builds the car's candec (-tags car) for linux/arch as
-// `task package` does.
-func buildCandec(t *testing.T, arch string) string {
+// buildCandec cross-builds the package's two binaries for linux/arch
+// as `task package` does: candec, the lean build (-tags car,lean), and
+// candec-mqtt, the car's build (-tags car). Both are in one folder.
+func buildCandec(t *testing.T, arch string) (lean, mqtt string) {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to build candec")
 	}
-	exe := filepath.Join(t.TempDir(), "candec")
-	cmd := exec.Command("go", "build", "-tags", "car", "-buildvcs=auto", "-o", exe, "./cmd/candec")
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build GOARCH=%s: %v\n%s", arch, err, out)
+	dir := t.TempDir()
+	for _, b := range []struct{ name, tags string }{{"candec", "car,lean"}, {"candec-mqtt", "car"}} {
+		cmd := exec.Command("go", "build", "-tags", b.tags, "-buildvcs=auto", "-o", filepath.Join(dir, b.name), "./cmd/candec")
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build -tags %s GOARCH=%s: %v\n%s", b.tags, arch, err, out)
+		}
 	}
-	return exe
+	return filepath.Join(dir, "candec"), filepath.Join(dir, "candec-mqtt")
 }
 
 func needDpkg(t *testing.T) {
@@ -71,14 +78,19 @@ func field(control []byte, name string) string {
 // verifies the installed unit with systemd-analyze.
 func TestDebAmd64(t *testing.T) {
 	needDpkg(t)
-	exe := buildCandec(t, "amd64")
-	deb, err := build(options{config: "nfpm.yaml", binary: exe, arch: "amd64", out: t.TempDir()})
+	exe, mqtt := buildCandec(t, "amd64")
+	deb, err := build(options{config: "nfpm.yaml", binary: exe, mqtt: mqtt, arch: "amd64", out: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	version, err := binaryVersion(exe, ".")
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A candec-mqtt of another source (this test binary records no
+	// revision) is refused.
+	if _, err := build(options{config: "nfpm.yaml", binary: exe, mqtt: os.Args[0], arch: "amd64", out: t.TempDir()}); !errors.Is(err, errPair) && revisionIn(string(run(t, exe, "version"))) != "" {
+		t.Errorf("build with a candec-mqtt of another source: got %v, want %v", err, errPair)
 	}
 
 	control := run(t, "dpkg-deb", "-f", deb)
@@ -108,9 +120,10 @@ func TestDebAmd64(t *testing.T) {
 	for _, f := range []struct {
 		path string
 		mode os.FileMode
-		src  string // the file it must equal, "" for the binary
+		src  string // the file it must equal, "" for a binary
 	}{
 		{"/usr/bin/candec", 0o755, ""},
+		{"/usr/bin/candec-mqtt", 0o755, ""},
 		{"/lib/systemd/system/candec.service", 0o644, "../systemd/candec.service"},
 		{"/etc/candec/candec.yaml", 0o644, "candec.yaml"},
 		{"/etc/candec/policy.yaml", 0o644, "../../pipeline/default_policy.yaml"},
@@ -166,6 +179,8 @@ func TestDebAmd64(t *testing.T) {
 	run(t, installed, "decode", "--dbc", filepath.Join(dest, "usr/share/candec/yukart.dbc"),
 		"--policy", filepath.Join(dest, "etc/candec/policy.yaml"), "-o", os.DevNull, capture)
 
+	checkSibling(t, installed)
+
 	// The unit as installed, pointing at the installed binary.
 	if analyze, err := exec.LookPath("systemd-analyze"); err != nil {
 		t.Log("systemd-analyze not installed: the installed unit is not verified")
@@ -185,6 +200,73 @@ func TestDebAmd64(t *testing.T) {
 	}
 }
 
+// checkSibling checks that the installed candec (the lean build) runs
+// run, replay and watch as the installed candec-mqtt beside it does: in
+// the same process, which the sibling's signal handler stops cleanly,
+// with the sibling's help and exit statuses; and that without the
+// sibling they fail, naming it.
+func checkSibling(t *testing.T, installed string) {
+	t.Helper()
+	if out := string(run(t, installed, "run", "-h")); !strings.HasPrefix(out, "Usage: candec run ") || !strings.Contains(out, "-config") {
+		t.Errorf("installed candec run -h:\n%s\nwant run's help, from candec-mqtt", out)
+	}
+	code, stderr := exitOf(t, exec.Command(installed, "replay", "--no-such-flag"))
+	if code != 2 || !strings.Contains(stderr, "replay: flag provided but not defined: -no-such-flag") {
+		t.Errorf("installed candec replay --no-such-flag: got exit status %d, %q; want 2 and the flag named", code, stderr)
+	}
+
+	// A watch that waits for a broker that does not answer: the PID is
+	// candec-mqtt's, and SIGTERM reaches its handler.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broker := "mqtt://" + l.Addr().String()
+	l.Close()
+	watch := exec.Command(installed, "watch", "--broker", broker, "--connect-timeout", "1m")
+	var werr bytes.Buffer
+	watch.Stderr = &werr
+	if err := watch.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sibling := filepath.Join(filepath.Dir(installed), "candec-mqtt")
+	exe := ""
+	for deadline := time.Now().Add(20 * time.Second); exe != sibling && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		exe, _ = os.Readlink(fmt.Sprintf("/proc/%d/exe", watch.Process.Pid))
+	}
+	if err := watch.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err = watch.Wait()
+	if exe != sibling {
+		t.Errorf("installed candec watch: process %d runs %q, want %s", watch.Process.Pid, exe, sibling)
+	}
+	if !watch.ProcessState.Exited() || !strings.Contains(werr.String(), "watch: stopped before") {
+		t.Errorf("installed candec watch, SIGTERM: got %v, %q; want candec-mqtt's handler to stop it", err, werr.String())
+	}
+
+	if err := os.Remove(sibling); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr = exitOf(t, exec.Command(installed, "run"))
+	if code != 1 || !strings.Contains(stderr, "candec: run: the lean build runs it in candec-mqtt") || !strings.Contains(stderr, sibling) {
+		t.Errorf("installed candec run without candec-mqtt: got exit status %d, %q; want 1, naming %s", code, stderr, sibling)
+	}
+}
+
+// exitOf runs cmd and returns its exit status and standard error.
+func exitOf(t *testing.T, cmd *exec.Cmd) (int, string) {
+	t.Helper()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatalf("%s: %v", cmd, err)
+	}
+	return cmd.ProcessState.ExitCode(), stderr.String()
+}
+
 // revisionIn returns the revision `candec version` printed, if any.
 func revisionIn(version string) string {
 	for l := range strings.SplitSeq(version, "\n") {
@@ -200,8 +282,8 @@ func revisionIn(version string) string {
 // AArch64 binary.
 func TestDebArm64(t *testing.T) {
 	needDpkg(t)
-	exe := buildCandec(t, "arm64")
-	deb, err := build(options{config: "nfpm.yaml", binary: exe, arch: "arm64", out: t.TempDir()})
+	exe, mqtt := buildCandec(t, "arm64")
+	deb, err := build(options{config: "nfpm.yaml", binary: exe, mqtt: mqtt, arch: "arm64", out: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,19 +292,21 @@ func TestDebArm64(t *testing.T) {
 	}
 	dest := t.TempDir()
 	run(t, "dpkg", "-x", deb, dest)
-	f, err := elf.Open(filepath.Join(dest, "usr", "bin", "candec"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if f.Machine != elf.EM_AARCH64 {
-		t.Errorf("/usr/bin/candec: machine %v, want %v", f.Machine, elf.EM_AARCH64)
+	for _, b := range []string{"candec", "candec-mqtt"} {
+		f, err := elf.Open(filepath.Join(dest, "usr", "bin", b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.Machine != elf.EM_AARCH64 {
+			t.Errorf("/usr/bin/%s: machine %v, want %v", b, f.Machine, elf.EM_AARCH64)
+		}
+		f.Close()
 	}
 }
 
 // TestBuildRejectsArch: only the two architectures candec ships.
 func TestBuildRejectsArch(t *testing.T) {
-	if _, err := build(options{config: "nfpm.yaml", binary: "candec", arch: "i386", out: t.TempDir()}); !errors.Is(err, errArch) {
+	if _, err := build(options{config: "nfpm.yaml", binary: "candec", mqtt: "candec-mqtt", arch: "i386", out: t.TempDir()}); !errors.Is(err, errArch) {
 		t.Errorf("build -arch i386: got %v, want %v", err, errArch)
 	}
 }

@@ -3,6 +3,7 @@ package layout
 import (
 	"bytes"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,16 +28,7 @@ var carLeftOut = []string{
 // carViolations lists the packages of deps (a binary's dependencies)
 // that the car's binary must not link.
 func carViolations(deps []string) []string {
-	var out []string
-	for _, d := range deps {
-		for _, p := range carLeftOut {
-			if d == p || strings.HasPrefix(d, p+"/") {
-				out = append(out, d+" (under "+p+")")
-				break
-			}
-		}
-	}
-	return out
+	return leftOutOf(deps, carLeftOut)
 }
 
 // binaryDeps lists the packages the candec binary of the build tags
@@ -96,6 +88,89 @@ func TestCarRuleCatchesBreaks(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("the developer's binary: no violation under %s, want the rule to find it linked there", p)
+		}
+	}
+}
+
+// leanLeftOut are what the lean build (go build -tags car,lean
+// ./cmd/candec) must not link besides carLeftOut: what run, replay and
+// watch need, which it leaves to its sibling candec-mqtt (the car's
+// build). Their package initialisation, run whatever the command, is
+// what kept decode and version from starting within twice a hello
+// world's time: the service and the MQTT client, paho with
+// gorilla/websocket, net/http and crypto/tls, the Prometheus client with
+// protobuf, and the YAML v2 parser.
+var leanLeftOut = []string{
+	module + "/service",
+	module + "/mqttclient",
+	module + "/internal/replay",
+	module + "/internal/watch",
+	"github.com/eclipse/paho.golang",
+	"github.com/gorilla/websocket",
+	"github.com/prometheus",
+	"google.golang.org/protobuf",
+	"go.yaml.in/yaml/v2",
+	"net/http",
+	"crypto/tls",
+}
+
+// leftOutOf lists the packages of deps (a binary's dependencies) under
+// one of leftOut: each a package path and everything below it.
+func leftOutOf(deps, leftOut []string) []string {
+	var out []string
+	for _, d := range deps {
+		for _, p := range leftOut {
+			if d == p || strings.HasPrefix(d, p+"/") {
+				out = append(out, d+" (under "+p+")")
+				break
+			}
+		}
+	}
+	return out
+}
+
+// leanViolations lists the packages of deps that the lean binary must
+// not link.
+func leanViolations(deps []string) []string {
+	return leftOutOf(deps, append(slices.Clip(carLeftOut), leanLeftOut...))
+}
+
+// TestLeanBinary: the lean binary (-tags car,lean) links none of
+// carLeftOut and leanLeftOut.
+func TestLeanBinary(t *testing.T) {
+	for _, v := range leanViolations(binaryDeps(t, "car,lean")) {
+		t.Errorf("the lean binary (-tags car,lean) links %s", v)
+	}
+}
+
+// TestLeanRuleCatchesBreaks checks that the lean rule fails what it is
+// for: a package of each kind left out, and the car's binary (-tags
+// car), the lean build's sibling, which links them.
+func TestLeanRuleCatchesBreaks(t *testing.T) {
+	tests := []struct {
+		deps []string
+		want int
+	}{
+		{[]string{"fmt", module + "/dbc", module + "/pipeline", module + "/internal/decodejob", "go.yaml.in/yaml/v3", "net/netip", "crypto/sha256"}, 0},
+		{[]string{module + "/service", module + "/mqttclient", module + "/internal/watch"}, 3},
+		{[]string{"github.com/eclipse/paho.golang/autopaho", "github.com/gorilla/websocket", "github.com/prometheus/client_golang/prometheus"}, 3},
+		{[]string{"net/http", "net/http/httptrace", "crypto/tls", "go.yaml.in/yaml/v2"}, 4},
+		{[]string{module + "/benchmarks", "github.com/parquet-go/parquet-go"}, 2},
+		{[]string{module + "/services", "net/httpx", "crypto/tlsx"}, 0},
+	}
+	for _, tt := range tests {
+		if got := leanViolations(tt.deps); len(got) != tt.want {
+			t.Errorf("%v: got %d violations %q, want %d", tt.deps, len(got), got, tt.want)
+		}
+	}
+	car := leanViolations(binaryDeps(t, "car"))
+	for _, p := range leanLeftOut {
+		found := false
+		for _, v := range car {
+			found = found || strings.HasSuffix(v, "(under "+p+")")
+		}
+		if !found {
+			t.Errorf("the car's binary: no violation under %s, want the rule to find it linked there", p)
 		}
 	}
 }
