@@ -1,0 +1,156 @@
+package tune
+
+import (
+	"math"
+
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/pipeline"
+)
+
+// tracker sits on both sides of one pipeline run: as the run's source
+// it decodes every frame it passes on (the truth: every value on the
+// bus), and as the engine's sink it takes every envelope published (what
+// a subscriber sees). Both go into a sigFid per signal, on the engine's
+// clock, so that the figures are those of the pipeline's actual output.
+//
+// A frame's values are the truth once the engine has run the frame:
+// timers the frame fires first (trailing values, heartbeats, stale marks
+// of earlier samples) are published before them. A publish of the
+// frame's own sample (its envelope carries the frame's timestamp) makes
+// that signal's value the truth first.
+type tracker struct {
+	src pipeline.Source
+	eng *pipeline.Engine
+	dec *decoder.Decoder
+
+	vals    []decoder.Value
+	done    []bool // vals[i] is the truth already
+	valsTS  int64
+	applied uint64 // the engine's frames decoded or not, before vals' frame
+
+	seen, changes, last []uint64
+	envelopes           []uint64
+	windows             uint64
+	fid                 []sigFid
+	pols                []pipeline.Policy
+}
+
+func newTracker(src pipeline.Source, dec *decoder.Decoder, n int) *tracker {
+	return &tracker{
+		src: src, dec: dec,
+		vals:      make([]decoder.Value, 0, dec.MaxSignals()),
+		done:      make([]bool, 0, dec.MaxSignals()),
+		seen:      make([]uint64, n),
+		changes:   make([]uint64, n),
+		last:      make([]uint64, n),
+		envelopes: make([]uint64, n),
+		fid:       make([]sigFid, n),
+		pols:      make([]pipeline.Policy, n),
+	}
+}
+
+// start gives the tracker the engine it watches.
+func (t *tracker) start(eng *pipeline.Engine, db *dbc.Database) {
+	t.eng = eng
+	for _, s := range db.Signals {
+		t.pols[s.Index] = eng.Policy(s)
+	}
+}
+
+// handled is how many frames the engine ran (decoded, unknown or
+// skipped): a frame its clock guard dropped or holds is not among them.
+func (t *tracker) handled() uint64 {
+	st := t.eng.Stats()
+	return st.Decoded + st.Unknown + st.Skipped
+}
+
+// Next makes the frame the engine has just run the truth, then reads
+// and decodes the next one.
+func (t *tracker) Next(f *frame.Frame) error {
+	t.commit()
+	if err := t.src.Next(f); err != nil {
+		t.vals = t.vals[:0]
+		return err
+	}
+	_, t.vals = t.dec.Decode(f, t.vals[:0])
+	t.done = t.done[:0]
+	for i := range t.vals {
+		t.done = append(t.done, false)
+		v := &t.vals[i]
+		if v.Flags&decoder.Truncated != 0 {
+			t.done[i] = true
+			continue
+		}
+		k := v.Signal.Index
+		if t.seen[k] > 0 && v.Raw != t.last[k] {
+			t.changes[k]++
+		}
+		t.seen[k]++
+		t.last[k] = v.Raw
+	}
+	t.valsTS, t.applied = f.Time, t.handled()
+	return nil
+}
+
+// commit makes every value of the last frame not yet the truth the
+// truth, at the engine's time, if the engine ran the frame.
+func (t *tracker) commit() {
+	if len(t.vals) == 0 || t.eng == nil || t.handled() == t.applied {
+		t.vals = t.vals[:0]
+		return
+	}
+	for i := range t.vals {
+		if !t.done[i] {
+			t.commitValue(i)
+		}
+	}
+	t.vals = t.vals[:0]
+}
+
+func (t *tracker) commitValue(i int) {
+	t.done[i] = true
+	v := &t.vals[i]
+	k := v.Signal.Index
+	p := &t.pols[k]
+	if !p.Publish {
+		return
+	}
+	f := &t.fid[k]
+	thr := 0.0
+	if p.OnChange {
+		thr = max(p.Deadband, p.DeadbandPct/100*math.Abs(f.seen))
+	}
+	f.setTruth(truthOf(v), t.eng.Now(), t.valsTS, thr)
+}
+
+// Publish takes an envelope: what every subscriber receives.
+func (t *tracker) Publish(o *pipeline.Out) {
+	if o.Signal == nil {
+		t.windows++
+		return
+	}
+	k := o.Signal.Index
+	t.envelopes[k]++
+	if o.Stream != k {
+		return // a J1939 source's stream: the truth is kept per signal
+	}
+	if o.TS == t.valsTS {
+		for i := range t.vals {
+			if !t.done[i] && t.vals[i].Signal.Index == k {
+				t.commitValue(i)
+			}
+		}
+	}
+	t.fid[k].published(envFloat(o.Env), t.eng.Now(), o.TS, o.Kind)
+}
+
+// finish accounts every signal's error up to end, the time of the
+// run's final flush.
+func (t *tracker) finish(end int64) {
+	t.commit()
+	for i := range t.fid {
+		t.fid[i].advance(end)
+	}
+}
