@@ -113,6 +113,15 @@ type Report struct {
 // Analyze runs every frame of src through the pipeline engine, as
 // decode --policy does (pipeline.RunOffline), and returns the costs.
 func Analyze(src capture.Source, cfg Config) (*Report, error) {
+	return analyze(src, cfg)
+}
+
+// AnalyzeRecording is Analyze of a capture held in memory.
+func AnalyzeRecording(r *Recording, cfg Config) (*Report, error) {
+	return analyze(r.source(), cfg)
+}
+
+func analyze(src pipeline.Source, cfg Config) (*Report, error) {
 	if cfg.Subscribers < 0 {
 		return nil, fmt.Errorf("%w: subscribers must be 0 (the default, %d) or more, got %d", ErrConfig, DefaultSubscribers, cfg.Subscribers)
 	}
@@ -186,7 +195,7 @@ type counts struct {
 // count runs src through a pipeline under cfg's policy (the default
 // without one), counting what each signal is sent and published, and
 // how far what it publishes is from what it is sent.
-func count(src capture.Source, cfg Config) (*counts, error) {
+func count(src pipeline.Source, cfg Config) (*counts, error) {
 	pol := cfg.Policy
 	if pol == nil {
 		pol = pipeline.DefaultPolicy()
