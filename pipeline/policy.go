@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/yukart/candec/dbc"
@@ -136,8 +137,18 @@ func (r *rule) matches(s *dbc.Signal) bool {
 	return true
 }
 
+// anyGlob reports whether a glob matches name. A glob without a
+// special character is name itself: compared, not matched, so that a
+// policy of a rule per signal (as tune --write-policy writes) resolves
+// quickly.
 func anyGlob(globs []string, name string) bool {
 	for _, g := range globs {
+		if !strings.ContainsAny(g, `*?[\`) {
+			if g == name {
+				return true
+			}
+			continue
+		}
 		if ok, _ := path.Match(g, name); ok {
 			return true
 		}

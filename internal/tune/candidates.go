@@ -26,9 +26,9 @@ type candidate struct {
 // change, exactly or with a deadband, with and without caps.
 var ladder = []candidate{
 	{},
-	{cap: 50}, {cap: 20}, {cap: 10}, {cap: 5}, {cap: 2}, {cap: 1}, {cap: 0.5}, {cap: 0.2},
-	{onChange: true}, {onChange: true, cap: 10}, {onChange: true, cap: 2},
-	{onChange: true, cap: 20, band: 0.005}, {onChange: true, cap: 10, band: 0.02}, {onChange: true, cap: 5, band: 0.05},
+	{cap: 50}, {cap: 20}, {cap: 10}, {cap: 5}, {cap: 2}, {cap: 1}, {cap: 0.2},
+	{onChange: true}, {onChange: true, cap: 5},
+	{onChange: true, cap: 10, band: 0.01}, {onChange: true, cap: 5, band: 0.05},
 }
 
 // uniformCaps are the ladder's candidates that are a uniform cap: the

@@ -98,11 +98,12 @@ func (f *sigFid) advance(t int64) {
 	f.last = t
 }
 
-// errOf is |truth-seen|, with the last bits of a float's tidying (a
-// float32 published as its shortest decimal) not counted.
+// errOf is |truth-seen|, with what publishing does to a value's last
+// digits (rounded to the factor's decimals, a float32 published as its
+// shortest decimal: less than a millionth of it) not counted.
 func errOf(truth, seen float64) float64 {
 	e := math.Abs(truth - seen)
-	if e <= 1e-9*math.Abs(truth) {
+	if e <= 1e-6*math.Abs(truth) {
 		return 0
 	}
 	return e
@@ -209,5 +210,6 @@ func envFloat(e *envelope.Envelope) float64 {
 	return e.Float
 }
 
-// truthOf is a decoded value as the pipeline publishes it.
-func truthOf(v *decoder.Value) float64 { return decoder.Tidy(v) }
+// truthOf is a decoded value: its physical value, which the published
+// one equals but for the last digits (see errOf).
+func truthOf(v *decoder.Value) float64 { return v.Phys }

@@ -61,10 +61,7 @@ func (t *tracker) start(eng *pipeline.Engine, db *dbc.Database) {
 
 // handled is how many frames the engine ran (decoded, unknown or
 // skipped): a frame its clock guard dropped or holds is not among them.
-func (t *tracker) handled() uint64 {
-	st := t.eng.Stats()
-	return st.Decoded + st.Unknown + st.Skipped
-}
+func (t *tracker) handled() uint64 { return t.eng.Handled() }
 
 // Next makes the frame the engine has just run the truth, then reads
 // and decodes the next one.

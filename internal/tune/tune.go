@@ -10,6 +10,7 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/pipeline"
 )
 
@@ -201,7 +202,9 @@ func count(src pipeline.Source, cfg Config) (*counts, error) {
 		pol = pipeline.DefaultPolicy()
 	}
 	c := &counts{tr: newTracker(src, decoder.New(cfg.DB), len(cfg.DB.Signals))}
-	pcfg := pipeline.Config{Policies: pol, TopicTemplate: cfg.TopicTemplate}
+	// Msgpack: the same envelopes as JSON's (the tracker reads the
+	// values, not the payload), for less formatting.
+	pcfg := pipeline.Config{Policies: pol, TopicTemplate: cfg.TopicTemplate, Encoding: envelope.Msgpack}
 	if cfg.Window {
 		pcfg.Window = &pipeline.WindowConfig{}
 	}
