@@ -259,7 +259,9 @@ func (tb *table) fill(plan *Plan, sel []int, cfg OptimizeConfig) {
 			Error: tb.errOf(k, c), Pins: tb.pins[k], cand: c}
 		for r := range tb.nrec {
 			ch.Deliveries = append(ch.Deliveries, tb.cost(k, c, r, cfg.Subscribers))
+			ch.BaseDeliveries = max(ch.BaseDeliveries, tb.cost(k, 0, r, cfg.Subscribers))
 		}
+		ch.BaseError = tb.errOf(k, 0)
 		plan.Choices = append(plan.Choices, ch)
 	}
 	plan.head = fmt.Sprintf("Written by candec tune for a budget of %g deliveries/s to %d subscribers over %s.\n",

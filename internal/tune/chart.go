@@ -171,7 +171,8 @@ func (r *Report) cumulative(rows []row, budget float64) *plot.Plot {
 	return p
 }
 
-// addPoints adds xy as a scatter series of colour i.
+// addPoints adds xy as a scatter series of colour i, named in the
+// legend unless name is "".
 func addPoints(p *plot.Plot, xy plotter.XYs, name string, i int, shape draw.GlyphDrawer) {
 	if len(xy) == 0 {
 		return
@@ -182,7 +183,9 @@ func addPoints(p *plot.Plot, xy plotter.XYs, name string, i int, shape draw.Glyp
 	}
 	sc.GlyphStyle = draw.GlyphStyle{Color: chart.Colour(i), Radius: vg.Points(3), Shape: shape}
 	p.Add(sc)
-	p.Legend.Add(name, sc)
+	if name != "" {
+		p.Legend.Add(name, sc)
+	}
 }
 
 // addLine adds xy as a line series of colour i.

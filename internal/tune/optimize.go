@@ -67,7 +67,11 @@ type Choice struct {
 	Error      float64   `json:"error"`
 	// Pins name the constraints that applied.
 	Pins []string `json:"pins,omitempty"`
-	cand int
+	// BaseDeliveries and BaseError are the same figures under the base
+	// policy (deliveries on the worst capture).
+	BaseDeliveries float64 `json:"base_deliveries_per_s"`
+	BaseError      float64 `json:"base_error"`
+	cand           int
 }
 
 // Point is a policy's cost and error: the deliveries per second of the

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,9 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/chart"
+	"github.com/yukart/candec/internal/chart/charttest"
+	"github.com/yukart/candec/internal/numfmt"
 	"github.com/yukart/candec/internal/realdata"
 	"github.com/yukart/candec/pipeline"
 )
@@ -298,4 +302,26 @@ func recordFile(t testing.TB, name string, db *dbc.Database, iface string) *Reco
 		data = []byte(strings.Join(keep, ""))
 	}
 	return record(t, filepath.Base(name), string(data), db)
+}
+
+// TestPlanChart: the error–budget curve names its three policies, the
+// plan and the budget, and the per-signal panel both policies.
+func TestPlanChart(t *testing.T) {
+	db := optDatabase(t)
+	plan := optimize(t, []*Recording{record(t, "busy", optCapture(10, true), db)}, db, 300, Pins{})
+	c, w, h := plan.Chart()
+	var buf bytes.Buffer
+	if err := chart.Write(&buf, c, w, h, chart.SVG); err != nil {
+		t.Fatal(err)
+	}
+	charttest.Check(t, buf.Bytes(),
+		"Total error against cost, 5 all-signal subscribers",
+		"optimized, at every budget",
+		"uniform caps (cap 0.2 Hz to cap 50 Hz)",
+		fmt.Sprintf("base policy: %.3g at %s", plan.Base.Error, numfmt.Thousands(plan.Base.Deliveries)),
+		fmt.Sprintf("the plan: %.3g at %s", plan.TotalError, numfmt.Thousands(plan.Worst)),
+		"budget: 300 deliveries/s",
+		"Per signal: error against cost, the plan and the base policy",
+		"base policy", "the plan",
+	)
 }

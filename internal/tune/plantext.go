@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/yukart/candec/internal/numfmt"
@@ -67,7 +68,7 @@ func (p *Plan) WriteText(w io.Writer, top int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "signal\tdeliveries/s\trms error\tpolicy\tpinned\t")
 	for _, c := range ch[:n] {
-		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%v\t\n", c.Signal, slices.Max(c.Deliveries), pct(c.Error), c.Text, c.Pins)
+		fmt.Fprintf(tw, "%s\t%.1f\t%s\t%s\t%s\t\n", c.Signal, slices.Max(c.Deliveries), pct(c.Error), c.Text, strings.Join(c.Pins, ", "))
 	}
 	return tw.Flush()
 }
