@@ -1,12 +1,15 @@
 package tune
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/pipeline"
 )
 
@@ -194,4 +197,49 @@ func FuzzFidelity(f *testing.F) {
 			t.Errorf("every value: %+v, want no error, no miss, no lag", got)
 		}
 	})
+}
+
+// TestFidelityReceived: the fidelity of what a subscriber received, as
+// Config.Received, is the run's own when it received the run's
+// envelopes; a changed value changes it, and a lost envelope is an
+// error naming the topic.
+func TestFidelityReceived(t *testing.T) {
+	db := fidDatabase(t)
+	policy := "defaults:\n  max_rate: 1\n"
+	capt := fidCapture(every(0, 2, func(at float64) (int, int) { return 50 * b2i(at >= 0.5), 0 }))
+	pol, err := pipeline.ParsePolicy("p.yaml", []byte(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]envelope.Envelope{}
+	eng, err := pipeline.New(db, pipeline.Config{Policies: pol}, pipeline.SinkFunc(func(o *pipeline.Out) {
+		got[o.Topic] = append(got[o.Topic], envelope.Envelope{Kind: o.Env.Kind, Int: o.Env.Int, Uint: o.Env.Uint, Float: o.Env.Float, TS: o.Env.TS, Seq: o.Env.Seq})
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.RunOffline(context.Background(), source(t, capt), eng, pipeline.OfflineOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	run := func(recv map[string][]envelope.Envelope) (*Report, error) {
+		return Analyze(source(t, capt), Config{DB: db, Policy: pol, Received: recv})
+	}
+	own, err := run(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same, err := run(got)
+	if err != nil || same.Signals[0].Fidelity != own.Signals[0].Fidelity || same.TotalError != own.TotalError {
+		t.Fatalf("received the run's envelopes: %v, %+v; want %+v", err, same.Signals[0].Fidelity, own.Signals[0].Fidelity)
+	}
+	const topic = "yukart/vehicle/V"
+	got[topic][1].Int = 40 // V published as 40, not 50, at 1.0 s
+	changed, err := run(got)
+	if err != nil || changed.TotalError <= own.TotalError {
+		t.Errorf("a wrong value received: %v, total error %g, want more than %g", err, changed.TotalError, own.TotalError)
+	}
+	got[topic] = got[topic][:len(got[topic])-1]
+	if _, err := run(got); !errors.Is(err, ErrReceived) || !strings.Contains(err.Error(), topic) {
+		t.Errorf("an envelope lost: %v, want ErrReceived naming %s", err, topic)
+	}
 }

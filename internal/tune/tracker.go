@@ -1,10 +1,12 @@
 package tune
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
 	"github.com/yukart/candec/pipeline"
 )
@@ -35,6 +37,13 @@ type tracker struct {
 	windows             uint64
 	fid                 []sigFid
 	pols                []pipeline.Policy
+
+	// received, if not nil, gives the values instead of the engine (see
+	// Config.Received); next is how many of each topic's were taken,
+	// bad the first that was not the engine's.
+	received map[string][]envelope.Envelope
+	next     map[string]int
+	bad      error
 }
 
 func newTracker(src pipeline.Source, dec *decoder.Decoder, n int) *tracker {
@@ -140,7 +149,43 @@ func (t *tracker) Publish(o *pipeline.Out) {
 			}
 		}
 	}
-	t.fid[k].published(envFloat(o.Env), t.eng.Now(), o.TS, o.Kind)
+	v, ts := envFloat(o.Env), o.TS
+	if t.received != nil {
+		v, ts = t.receivedValue(o)
+	}
+	t.fid[k].published(v, t.eng.Now(), ts, o.Kind)
+}
+
+// receivedValue is the value and timestamp of the received envelope
+// that stands for o.
+func (t *tracker) receivedValue(o *pipeline.Out) (float64, int64) {
+	if t.next == nil {
+		t.next = map[string]int{}
+	}
+	i := t.next[o.Topic]
+	t.next[o.Topic]++
+	got := t.received[o.Topic]
+	if i >= len(got) || got[i].Seq != o.Seq {
+		if t.bad == nil {
+			t.bad = fmt.Errorf("%w: %s: envelope seq %d was not received in its place (%d received)", ErrReceived, o.Topic, o.Seq, len(got))
+		}
+		return envFloat(o.Env), o.TS
+	}
+	return envFloat(&got[i]), got[i].TS
+}
+
+// receivedAll fails unless every received envelope stood for one the
+// engine published.
+func (t *tracker) receivedAll() error {
+	if t.bad != nil || t.received == nil {
+		return t.bad
+	}
+	for topic, envs := range t.received {
+		if n := t.next[topic]; n != len(envs) {
+			return fmt.Errorf("%w: %s: %d envelopes received, the run published %d", ErrReceived, topic, len(envs), n)
+		}
+	}
+	return nil
 }
 
 // finish accounts every signal's error up to end, the time of the

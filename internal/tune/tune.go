@@ -20,6 +20,8 @@ var (
 	ErrEmpty = errors.New("tune: capture holds no frame")
 	// ErrConfig is wrapped by errors in a Config.
 	ErrConfig = errors.New("tune: bad config")
+	// ErrReceived: Config.Received is not what the run published.
+	ErrReceived = errors.New("tune: received envelopes differ from the run's")
 )
 
 // DefaultSubscribers is the number of all-signal subscribers the report
@@ -40,6 +42,16 @@ type Config struct {
 	TopicTemplate string
 	// Window adds the window stream, to compare its deliveries.
 	Window bool
+	// Tail lets time run on this long after the last frame, as
+	// pipeline.OfflineOptions.Tail: for comparing with a live run that
+	// went on after its last frame.
+	Tail time.Duration
+	// Received, if not nil, is what a subscriber received, per topic in
+	// order: the fidelity is then computed from these envelopes' values
+	// in place of the engine's, the engine giving only when each was
+	// published (an envelope carries no publish time). Each must be the
+	// engine's envelope of the same seq, or Analyze fails.
+	Received map[string][]envelope.Envelope
 }
 
 // Signal is one signal's cost.
@@ -84,7 +96,9 @@ type Report struct {
 	// published, and delivered to Subscribers all-signal subscribers.
 	EnvelopesPerS  float64 `json:"envelopes_per_s"`
 	DeliveriesPerS float64 `json:"deliveries_per_s"`
-	Subscribers    int     `json:"subscribers"`
+	// Envelopes counts them (Tail included).
+	Envelopes   uint64 `json:"envelopes"`
+	Subscribers int    `json:"subscribers"`
 	// WindowsPerS is the window stream's messages per second, and
 	// WindowDeliveriesPerS their deliveries, when Config.Window is set.
 	WindowsPerS          float64 `json:"windows_per_s,omitempty"`
@@ -163,6 +177,7 @@ func analyze(src pipeline.Source, cfg Config) (*Report, error) {
 		}
 	}
 	total, values := c.signalRates(rep, cfg.DB, secs)
+	rep.Envelopes = total
 	rep.EnvelopesPerS = float64(total) / secs
 	rep.ValuesPerS = float64(values) / secs
 	rep.DeliveriesPerS = rep.EnvelopesPerS * float64(cfg.Subscribers)
@@ -214,13 +229,17 @@ func count(src pipeline.Source, cfg Config) (*counts, error) {
 	}
 	c.eng = eng
 	c.tr.start(eng, cfg.DB)
-	if c.res, err = pipeline.RunOffline(context.Background(), c.tr, eng, pipeline.OfflineOptions{}); err != nil {
+	c.tr.received = cfg.Received
+	if c.res, err = pipeline.RunOffline(context.Background(), c.tr, eng, pipeline.OfflineOptions{Tail: cfg.Tail}); err != nil {
 		return nil, fmt.Errorf("tune: %w", err)
 	}
 	if c.res.Frames == 0 {
 		return nil, ErrEmpty
 	}
 	c.tr.finish(c.res.End)
+	if err := c.tr.receivedAll(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
