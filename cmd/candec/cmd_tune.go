@@ -21,7 +21,7 @@ import (
 )
 
 func runTune(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "tune", "--dbc FILE[,FILE] [--policy FILE] [flags] CAPTURE|-\n       candec tune --dbc FILE --budget N --write-policy OUT.yaml [pins] CAPTURE...")
+	fs := newFlags(e, "tune", "--dbc FILE[,FILE] [--policy FILE] [flags] CAPTURE|-\n       candec tune --dbc FILE --budget N --write-policy OUT.yaml [pins] CAPTURE[=DBC[,DBC]]...")
 	f := tuneFlags{
 		dbcs:     carDBC(fs, "DBC `FILE[,FILE]`"),
 		policy:   fs.String("policy", "", "policy `FILE` (default: the built-in default policy); with --write-policy, the base the optimizer starts from and --keep keeps"),

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -40,7 +41,7 @@ func (l *listFlag) Set(v string) error {
 }
 
 func (o *optimizeOpts) optimizeFlags(fs *flag.FlagSet) {
-	o.write = fs.String("write-policy", "", "choose per signal the policy that fits --budget on the worst capture with the least error, and write it to `OUT.yaml`")
+	o.write = fs.String("write-policy", "", "choose per signal the policy that fits --budget on the worst capture with the least error, and write it to `OUT.yaml`; a capture given as CAPTURE=DBC[,DBC] is decoded with its own DBC files, which must agree with the others'")
 	fs.Var(&o.keep, "keep", "with --write-policy: keep the policy of the signals matching `GLOB[,GLOB]` as --policy has it (repeatable)")
 	fs.Var(&o.minRate, "min-rate", "with --write-policy: publish the signals matching GLOB at least `[GLOB=]HZ` times a second (no GLOB: all; repeatable)")
 	fs.Var(&o.maxLag, "max-lag", "with --write-policy: publish a change of the signals matching GLOB within `[GLOB=]DURATION` (no GLOB: all; repeatable)")
@@ -95,14 +96,22 @@ func runOptimize(ctx context.Context, e env, f *tuneFlags, db *dbc.Database, pol
 	if *f.write == "-" || *f.jobs < 0 {
 		return &exitError{2, errors.New("tune: --write-policy wants a file (the report goes to standard output), --jobs 0 or more")}
 	}
+	caps := splitCaptures(names)
+	for _, c := range caps {
+		f.inputs = append(f.inputs, c.file)
+		f.inputs = append(f.inputs, c.dbcs...)
+	}
 	w, err := outfile.Create(*f.write, e.stdout, f.inputs...)
 	if err != nil {
 		return fmt.Errorf("tune: --write-policy: %w", err)
 	}
 	defer w.Abort()
+	if db, err = agreeingDBC(ctx, caps, db, *f.dbcs); err != nil {
+		return err
+	}
 	var recs []*tune.Recording
-	for _, name := range names {
-		r, err := recordCapture(ctx, name, db, *f.skip)
+	for _, c := range caps {
+		r, err := recordCapture(ctx, c.file, db, *f.skip)
 		if err != nil {
 			return err
 		}
@@ -157,4 +166,53 @@ func recordCapture(ctx context.Context, name string, db *dbc.Database, skip bool
 	}
 	defer in.Close()
 	return tune.Record(ctx, name, in, db)
+}
+
+// captureArg is a capture of tune --write-policy: its file, and the DBC
+// files given for it alone (none: --dbc's).
+type captureArg struct {
+	file string
+	dbcs []string
+}
+
+// splitCaptures reads CAPTURE or CAPTURE=DBC[,DBC] arguments; a name
+// that is a file is a capture whatever it holds.
+func splitCaptures(names []string) []captureArg {
+	var out []captureArg
+	for _, n := range names {
+		file, dbcs, ok := strings.Cut(n, "=")
+		if _, err := os.Stat(n); err == nil || !ok || file == "" || dbcs == "" {
+			out = append(out, captureArg{file: n})
+			continue
+		}
+		out = append(out, captureArg{file: file, dbcs: splitList(dbcs)})
+	}
+	return out
+}
+
+// agreeingDBC returns the database every capture is decoded with: that
+// of the first capture (its own DBC files, or def from --dbc), after
+// checking that every other capture's agrees with it.
+func agreeingDBC(ctx context.Context, caps []captureArg, def *dbc.Database, defName string) (*dbc.Database, error) {
+	load := func(c captureArg) (*dbc.Database, string, error) {
+		if len(c.dbcs) == 0 {
+			return def, defName, nil
+		}
+		db, err := dbc.LoadContext(ctx, c.dbcs...)
+		return db, strings.Join(c.dbcs, ","), err
+	}
+	ref, refName, err := load(caps[0])
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range caps[1:] {
+		db, name, err := load(c)
+		if err != nil {
+			return nil, err
+		}
+		if err := tune.Agree(ref, db, refName+" (for "+caps[0].file+")", name+" (for "+c.file+")"); err != nil {
+			return nil, err
+		}
+	}
+	return ref, nil
 }

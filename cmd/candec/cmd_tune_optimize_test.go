@@ -84,6 +84,7 @@ func TestTuneOptimizeBadInput(t *testing.T) {
 		{"min rate not a number", []string{"--min-rate", "MOT_*=fast", tuneIdle}, `tune: --min-rate "MOT_*=fast": want [GLOB=]HZ`},
 		{"max lag matches nothing", []string{"--max-lag", "X*=1s", tuneIdle}, `max lag: glob "X*" matches no signal`},
 		{"stdin", []string{"-"}, "name files, not standard input"},
+		{"DBCs disagree", []string{tuneIdle, tuneIdle + "=../../testdata/mix3.dbc"}, "tune: the captures' DBCs disagree: ../../testdata/yukart.dbc (for ../../testdata/idle.log) has "},
 		{"output is the capture", []string{"--write-policy", tuneIdle, tuneIdle}, "tune: --write-policy:"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,6 +103,12 @@ func TestTuneOptimizeBadInput(t *testing.T) {
 	err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"tune", "--dbc", tuneDBC, tuneIdle, tuneIdle})
 	if err == nil || !strings.Contains(err.Error(), "several only with --write-policy") {
 		t.Errorf("two captures without --write-policy: %v", err)
+	}
+	// DBCs that agree: the same file, given for one capture only.
+	err = run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}},
+		[]string{"tune", "--dbc", tuneDBC, "--write-policy", out, tuneIdle, tuneIdle + "=" + tuneDBC})
+	if err != nil {
+		t.Errorf("captures whose DBCs agree: %v", err)
 	}
 }
 

@@ -325,3 +325,31 @@ func TestPlanChart(t *testing.T) {
 		"base policy", "the plan",
 	)
 }
+
+// TestAgree: databases that decode every signal alike agree; a changed
+// factor or a missing signal is named, with both databases.
+func TestAgree(t *testing.T) {
+	a, b := optDatabase(t), optDatabase(t)
+	if err := Agree(a, b, "a.dbc", "b.dbc"); err != nil {
+		t.Errorf("the same DBC twice: %v", err)
+	}
+	for _, tt := range []struct {
+		name, text, want string
+	}{
+		{"factor", strings.Replace(optDBC, "(0.1,0)", "(0.01,0)", 1), "Fast.V: ID 0x100"},
+		{"missing", strings.Replace(optDBC, " SG_ C : 24|8@1+ (1,0) [0|255] \"\" ECU\n", "", 1), "a.dbc has Fast.C, b.dbc has not"},
+	} {
+		f, err := dbc.Parse("b.dbc", []byte(tt.text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		other, err := dbc.Compile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = Agree(a, other, "a.dbc", "b.dbc")
+		if !errors.Is(err, ErrDisagree) || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: %v, want ErrDisagree containing %q", tt.name, err, tt.want)
+		}
+	}
+}
