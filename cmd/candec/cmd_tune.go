@@ -38,6 +38,9 @@ func runTune(ctx context.Context, e env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if err := checkOptimizeOnly(fs, *f.write != ""); err != nil {
+		return err
+	}
 	if *f.write == "" && fs.NArg() != 1 {
 		fs.Usage()
 		return &exitError{2, fmt.Errorf("tune: want one capture file (or - for standard input); several only with --write-policy")}

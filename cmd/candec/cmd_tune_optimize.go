@@ -216,3 +216,18 @@ func agreeingDBC(ctx context.Context, caps []captureArg, def *dbc.Database, defN
 	}
 	return ref, nil
 }
+
+// checkOptimizeOnly refuses the optimizer's flags without --write-policy,
+// where they would be silently ignored.
+func checkOptimizeOnly(fs *flag.FlagSet, optimize bool) error {
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "keep", "min-rate", "max-lag", "transitions", "jobs":
+			if !optimize && err == nil {
+				err = &exitError{2, fmt.Errorf("tune: --%s works only with --write-policy", fl.Name)}
+			}
+		}
+	})
+	return err
+}

@@ -104,6 +104,10 @@ func TestTuneOptimizeBadInput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "several only with --write-policy") {
 		t.Errorf("two captures without --write-policy: %v", err)
 	}
+	err = run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"tune", "--dbc", tuneDBC, "--keep", "MOT_*", tuneIdle})
+	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "tune: --keep works only with --write-policy") {
+		t.Errorf("--keep without --write-policy: %v", err)
+	}
 	// DBCs that agree: the same file, given for one capture only.
 	err = run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}},
 		[]string{"tune", "--dbc", tuneDBC, "--write-policy", out, tuneIdle, tuneIdle + "=" + tuneDBC})

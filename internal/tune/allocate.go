@@ -44,6 +44,7 @@ func buildTable(ctx context.Context, recs []*Recording, cfg OptimizeConfig) (*ta
 		return nil, err
 	}
 	tb.passes = passes
+	tb.meanErrors(n)
 	for k := range n {
 		tb.ok[k], tb.pins[k] = tb.allowed(k, lim[k])
 	}
@@ -123,12 +124,21 @@ func (tb *table) cost(k, c, r int, subs int) float64 {
 }
 
 // errOf is signal k's mean error under candidate c.
-func (tb *table) errOf(k, c int) float64 {
-	e := 0.0
-	for r := range tb.nrec {
-		e += tb.passes[c].fid[r][k].RMSRange
+func (tb *table) errOf(k, c int) float64 { return tb.errs[k][c] }
+
+// meanErrors fills tb.errs: each signal's mean error under each
+// candidate, over the recordings.
+func (tb *table) meanErrors(n int) {
+	tb.errs = make([][]float64, n)
+	for k := range n {
+		tb.errs[k] = make([]float64, len(tb.pols))
+		for c := range tb.pols {
+			for r := range tb.nrec {
+				tb.errs[k][c] += tb.passes[c].fid[r][k].RMSRange
+			}
+			tb.errs[k][c] /= float64(tb.nrec)
+		}
 	}
-	return e / float64(tb.nrec)
 }
 
 // totals are the deliveries per second of selection sel per recording.

@@ -112,6 +112,7 @@ type table struct {
 	passes []pass
 	ok     [][]bool // by signal, candidate: the pins allow it
 	pins   [][]string
+	errs   [][]float64 // by signal, candidate: the mean error
 	nrec   int
 }
 
