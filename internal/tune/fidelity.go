@@ -69,7 +69,8 @@ func IsState(sig *dbc.Signal) bool {
 type sigFid struct {
 	hasTruth, hasSeen bool
 	truth, seen       float64
-	last, start       int64 // the latest event; the first publish
+	last, start       int64   // the latest event; the first publish
+	span              float64 // ns of error accounted for
 	sumSq             float64
 	maxAbs            float64
 	lo, hi            float64 // observed range of truth
@@ -93,9 +94,18 @@ func (f *sigFid) advance(t int64) {
 	if f.hasTruth && f.hasSeen {
 		e := errOf(f.truth, f.seen)
 		f.sumSq += e * e * float64(t-f.last)
+		f.span += float64(t - f.last)
 		f.maxAbs = max(f.maxAbs, e)
 	}
 	f.last = t
+}
+
+// restart goes on at t, on a new timebase (a discontinuity of the
+// engine's clock): the step is no time, and a change waiting for a
+// publish is timed no more.
+func (f *sigFid) restart(t int64) {
+	f.last = t
+	f.pend = f.pend[:0]
 }
 
 // errOf is |truth-seen|, with what publishing does to a value's last
@@ -175,8 +185,8 @@ func (f *sigFid) result(sig *dbc.Signal, secs float64) Fidelity {
 	if !r.State {
 		r.Transitions, r.Missed = 0, 0
 	}
-	if T := float64(f.last - f.start); f.hasSeen && T > 0 {
-		r.RMS = math.Sqrt(f.sumSq / T)
+	if f.span > 0 {
+		r.RMS = math.Sqrt(f.sumSq / f.span)
 	}
 	r.Range, r.RangeFrom = sig.Max-sig.Min, "dbc"
 	if !(sig.Min < sig.Max) {

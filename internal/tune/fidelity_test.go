@@ -25,7 +25,7 @@ BO_ 256 Msg: 8 ECU
 VAL_ 256 E 0 "Off" 1 "On" 2 "Fault" 3 "Limp" ;
 `
 
-// step is one frame: at seconds after 1000 s, V and E.
+// step is one frame: at seconds after 20,000 s, V and E.
 type step struct {
 	at   float64
 	v, e int
@@ -35,8 +35,8 @@ type step struct {
 func fidCapture(steps []step) string {
 	var b strings.Builder
 	for _, s := range steps {
-		us := int64(math.Round(s.at * 1e6))
-		fmt.Fprintf(&b, "(%d.%06d) can0 100#%02X%02X\n", 1000+us/1e6, us%1e6, s.v, s.e)
+		us := 20000_000000 + int64(math.Round(s.at*1e6))
+		fmt.Fprintf(&b, "(%d.%06d) can0 100#%02X%02X\n", us/1e6, us%1e6, s.v, s.e)
 	}
 	return b.String()
 }
@@ -242,4 +242,30 @@ func TestFidelityReceived(t *testing.T) {
 	if _, err := run(got); !errors.Is(err, ErrReceived) || !strings.Contains(err.Error(), topic) {
 		t.Errorf("an envelope lost: %v, want ErrReceived naming %s", err, topic)
 	}
+}
+
+// TestFidelityJoined: captures joined with time going back 3 h, or on
+// 3 h, are one discontinuity each; the step is no time, and the frames
+// the clock guard held to confirm the new timebase count, so the figures
+// are those of either part alone (and one transition more: V goes back
+// from 50 to 0 where the parts meet).
+func TestFidelityJoined(t *testing.T) {
+	steps := every(0, 10, func(at float64) (int, int) { return 50 * b2i(at >= 0.5), 0 })
+	single := fidelityOf(t, "defaults:\n  max_rate: 1\n", fidCapture(steps), "V")
+	for _, shift := range []float64{-3 * 3600, 3 * 3600} {
+		joined := append(append([]step(nil), steps...), shifted(steps, shift)...)
+		got := fidelityOf(t, "defaults:\n  max_rate: 1\n", fidCapture(joined), "V")
+		if math.Abs(got.RMS-single.RMS) > 1e-9 || got.Max != single.Max || got.LagMax != single.LagMax || got.Transitions != 2*single.Transitions+1 {
+			t.Errorf("joined %+g s: RMS %g, max %g, lag max %g, %d transitions; either part alone: %g, %g, %g, %d",
+				shift, got.RMS, got.Max, got.LagMax, got.Transitions, single.RMS, single.Max, single.LagMax, single.Transitions)
+		}
+	}
+}
+
+func shifted(steps []step, by float64) []step {
+	out := make([]step, len(steps))
+	for i, s := range steps {
+		out[i] = step{s.at + by, s.v, s.e}
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package tune
 import (
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
@@ -35,8 +36,16 @@ type tracker struct {
 	seen, changes, last []uint64
 	envelopes           []uint64
 	windows             uint64
-	fid                 []sigFid
-	pols                []pipeline.Policy
+	// now and jumps are the engine's clock and discontinuities when
+	// last looked at.
+	now, jumps uint64
+	// held are the values of the frames the clock guard holds, of
+	// heldFrames frames.
+	held       []heldValue
+	heldFrames int
+	adopting   bool // a new timebase: the held frames are being run
+	fid        []sigFid
+	pols       []pipeline.Policy
 
 	// received, if not nil, gives the values instead of the engine (see
 	// Config.Received); next is how many of each topic's were taken,
@@ -103,10 +112,30 @@ func (t *tracker) Next(f *frame.Frame) error {
 // commit makes every value of the last frame not yet the truth the
 // truth, at the engine's time, if the engine ran the frame.
 func (t *tracker) commit() {
-	if len(t.vals) == 0 || t.eng == nil || t.handled() == t.applied {
+	t.clock()
+	if t.eng == nil {
 		t.vals = t.vals[:0]
 		return
 	}
+	switch n := t.handled() - t.applied; {
+	case n == 0:
+		// Held by the clock guard as a candidate for a new timebase,
+		// or dropped: kept until the next frame the engine runs says.
+		if t.heldFrames < pipeline.MaxClockConfirm {
+			t.heldFrames++
+			for i := range t.vals {
+				if !t.done[i] {
+					t.held = append(t.held, heldValue{t.vals[i], t.valsTS})
+				}
+			}
+		}
+		t.vals = t.vals[:0]
+		return
+	case n > 1:
+		// A new timebase adopted: the held frames ran before this one.
+		t.commitHeld(math.MaxInt64)
+	}
+	t.held, t.heldFrames, t.adopting = t.held[:0], 0, false
 	for i := range t.vals {
 		if !t.done[i] {
 			t.commitValue(i)
@@ -115,9 +144,58 @@ func (t *tracker) commit() {
 	t.vals = t.vals[:0]
 }
 
+// commitHeld makes the held values of frames up to timestamp ts the
+// truth, in order, and keeps the others.
+func (t *tracker) commitHeld(ts int64) {
+	n := 0
+	for i := range t.held {
+		if h := &t.held[i]; h.ts <= ts {
+			// On the new timebase the engine ran the frame at its own
+			// time (or now, if it was behind).
+			t.commitOne(&h.v, h.ts, min(h.ts, t.eng.Now()))
+		} else {
+			t.held[n] = *h
+			n++
+		}
+	}
+	t.held = t.held[:n]
+}
+
+// heldValue is a value of a frame the clock guard held.
+type heldValue struct {
+	v  decoder.Value
+	ts int64
+}
+
+// clock restarts every signal's account when the engine's clock
+// adopted a new timebase: the step between the two is no time. Only a
+// clock that went back or leapt a second is looked into.
+func (t *tracker) clock() {
+	if t.eng == nil {
+		return
+	}
+	now := uint64(t.eng.Now())
+	if now >= t.now && now-t.now < uint64(time.Second) {
+		t.now = now
+		return
+	}
+	t.now = now
+	if n := t.eng.Stats().Discontinuities; n != t.jumps {
+		t.jumps, t.adopting = n, true
+		for i := range t.fid {
+			t.fid[i].restart(int64(now))
+		}
+	}
+}
+
 func (t *tracker) commitValue(i int) {
 	t.done[i] = true
-	v := &t.vals[i]
+	t.commitOne(&t.vals[i], t.valsTS, t.eng.Now())
+}
+
+// commitOne makes v, of a frame of timestamp ts, the truth at engine
+// time at.
+func (t *tracker) commitOne(v *decoder.Value, ts, at int64) {
 	k := v.Signal.Index
 	p := &t.pols[k]
 	if !p.Publish {
@@ -128,7 +206,7 @@ func (t *tracker) commitValue(i int) {
 	if p.OnChange {
 		thr = max(p.Deadband, p.DeadbandPct/100*math.Abs(f.seen))
 	}
-	f.setTruth(truthOf(v), t.eng.Now(), t.valsTS, thr)
+	f.setTruth(truthOf(v), at, ts, thr)
 }
 
 // Publish takes an envelope: what every subscriber receives.
@@ -136,6 +214,10 @@ func (t *tracker) Publish(o *pipeline.Out) {
 	if o.Signal == nil {
 		t.windows++
 		return
+	}
+	t.clock()
+	if t.adopting {
+		t.commitHeld(o.TS)
 	}
 	k := o.Signal.Index
 	t.envelopes[k]++
