@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -841,6 +842,9 @@ func (r *run) resultWarnings(res *report.Result, raw, env streamSums, dec *repor
 	if dec != nil && dec.FramesLost > 0 {
 		r.warn("the decoder lost %d raw frames", dec.FramesLost)
 	}
+	if w := predictionWarning(r.sc.PredictedDeliveries, res.Deliveries); w != "" {
+		r.warn("%s", w)
+	}
 }
 
 func round(v float64, digits int) float64 {
@@ -877,4 +881,14 @@ func (r *run) printHistograms(res *report.Result) {
 	for _, warning := range res.Warnings {
 		fmt.Fprintf(w, "  warning: %s\n", warning)
 	}
+}
+
+// predictionWarning says how far deliveries/s got is from predicted,
+// when more than scenario.PredictionTolerance; "" otherwise, or without
+// a prediction.
+func predictionWarning(predicted, got float64) string {
+	if predicted <= 0 || math.Abs(got-predicted) <= scenario.PredictionTolerance*predicted {
+		return ""
+	}
+	return fmt.Sprintf("%.0f deliveries/s, %+.1f %% from the %.0f candec tune predicted", got, (got-predicted)/predicted*100, predicted)
 }

@@ -41,3 +41,22 @@ func TestRunChecksCapture(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictionWarning: a run within 2 % of tune's prediction passes,
+// one further is warned of with both figures; no prediction, no warning.
+func TestPredictionWarning(t *testing.T) {
+	for _, tt := range []struct {
+		predicted, got float64
+		want           string
+	}{
+		{8530, 8505.4, ""},
+		{8530, 8700, ""},
+		{8530, 8000, "8000 deliveries/s, -6.2 % from the 8530 candec tune predicted"},
+		{8530, 8800, "8800 deliveries/s, +3.2 % from the 8530 candec tune predicted"},
+		{0, 5000, ""},
+	} {
+		if got := predictionWarning(tt.predicted, tt.got); got != tt.want {
+			t.Errorf("predicted %g, got %g: %q, want %q", tt.predicted, tt.got, got, tt.want)
+		}
+	}
+}

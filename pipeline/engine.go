@@ -310,6 +310,13 @@ func (e *Engine) Republish() {
 	}
 }
 
+// Handled returns how many frames the Engine has run: decoded, of an
+// unknown ID, or skipped (remote and error frames). A frame its clock
+// guard dropped, or holds as a candidate for a new timebase, is not
+// among them. It is Stats' Decoded + Unknown + Skipped without the copy
+// of Stats, for a caller that asks after every frame.
+func (e *Engine) Handled() uint64 { return e.stats.Decoded + e.stats.Unknown + e.stats.Skipped }
+
 // Stats returns a copy of the counters.
 func (e *Engine) Stats() Stats { return e.stats }
 

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"path"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/yukart/candec/dbc"
@@ -44,6 +46,34 @@ type PolicyFile struct {
 	name     string
 	defaults settings
 	rules    []rule
+	// byName indexes the rules that select by names alone, each glob
+	// without a special character (a rule per signal, as tune
+	// --write-policy writes): by name, the positions of the rules that
+	// name it. others are the positions of every other rule. Resolve
+	// then looks at a signal's own rules and the others, not at all.
+	byName map[string][]int
+	others []int
+}
+
+// index fills byName and others.
+func (p *PolicyFile) index() {
+	p.byName = map[string][]int{}
+	for i := range p.rules {
+		r := &p.rules[i]
+		literal := len(r.match) > 0 && len(r.unit) == 0 && r.hasValues == nil
+		for _, g := range r.match {
+			literal = literal && !strings.ContainsAny(g, `*?[\`)
+		}
+		if !literal {
+			p.others = append(p.others, i)
+			continue
+		}
+		for _, g := range r.match {
+			if l := p.byName[g]; len(l) == 0 || l[len(l)-1] != i {
+				p.byName[g] = append(l, i)
+			}
+		}
+	}
 }
 
 // Name returns the file name the policy was read from ("default" for the
@@ -97,7 +127,7 @@ func DefaultPolicy() *PolicyFile {
 func (p *PolicyFile) Resolve(sig *dbc.Signal) Policy {
 	s := initial()
 	s.merge(&p.defaults)
-	for i := range p.rules {
+	for _, i := range p.candidates(sig) {
 		if p.rules[i].matches(sig) {
 			s.merge(&p.rules[i].settings)
 		}
@@ -112,6 +142,27 @@ func (p *PolicyFile) Resolve(sig *dbc.Signal) Policy {
 		pol.StaleAfter = s.staleDefault
 	}
 	return pol
+}
+
+// candidates are the positions, in order, of the rules that may match
+// sig: those that name it, and every rule that does not select by names
+// alone.
+func (p *PolicyFile) candidates(sig *dbc.Signal) []int {
+	if p.byName == nil { // not indexed: an empty file has no rules
+		out := make([]int, len(p.rules))
+		for i := range out {
+			out[i] = i
+		}
+		return out
+	}
+	named, full := p.byName[sig.Name], p.byName[sig.FullName()]
+	if len(named) == 0 && len(full) == 0 {
+		return p.others
+	}
+	out := make([]int, 0, len(p.others)+len(named)+len(full))
+	out = append(append(append(out, p.others...), named...), full...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // rule is one entry of "rules": selectors, all of which must hold, and
@@ -136,8 +187,18 @@ func (r *rule) matches(s *dbc.Signal) bool {
 	return true
 }
 
+// anyGlob reports whether a glob matches name. A glob without a
+// special character is name itself: compared, not matched, so that a
+// policy of a rule per signal (as tune --write-policy writes) resolves
+// quickly.
 func anyGlob(globs []string, name string) bool {
 	for _, g := range globs {
+		if !strings.ContainsAny(g, `*?[\`) {
+			if g == name {
+				return true
+			}
+			continue
+		}
 		if ok, _ := path.Match(g, name); ok {
 			return true
 		}

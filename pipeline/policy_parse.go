@@ -97,6 +97,7 @@ func ParsePolicy(name string, data []byte) (*PolicyFile, error) {
 			return nil, pp.errorf(k, k.Value, "unknown key (want defaults or rules)")
 		}
 	}
+	p.index()
 	return p, nil
 }
 

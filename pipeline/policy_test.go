@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,5 +220,43 @@ func TestPolicyErrorsCutLongText(t *testing.T) {
 		if s := err.Error(); len(s) > 400 {
 			t.Errorf("%s: got an error of %d bytes, want at most 400: %.200q", tt.name, len(s), s)
 		}
+	}
+}
+
+// TestResolveByName: rules that name signals (as tune --write-policy
+// writes one per signal) are looked up by name, and resolve exactly as
+// every rule tried in order does, interleaved with glob, unit and
+// value-table rules, a rule naming a signal twice, and names that only
+// look like globs.
+func TestResolveByName(t *testing.T) {
+	db := testDB(t)
+	var b strings.Builder
+	b.WriteString("defaults:\n  max_rate: 20\nrules:\n")
+	for i, s := range db.Signals {
+		fmt.Fprintf(&b, "  - match: [%q, %q]\n    max_rate: %d\n", s.FullName(), s.Name, i+1)
+		if i%2 == 0 {
+			fmt.Fprintf(&b, "  - match: \"*\"\n    heartbeat: %dms\n    max_rate: %d\n", i+1, 1000+i)
+		}
+		fmt.Fprintf(&b, "  - has_values: true\n    on_change: true\n  - match: %q\n    deadband: %d\n", s.Name, i+2)
+	}
+	p, err := ParsePolicy("p.yaml", []byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range db.Signals {
+		want := initial()
+		want.merge(&p.defaults)
+		for i := range p.rules {
+			if p.rules[i].matches(s) {
+				want.merge(&p.rules[i].settings)
+			}
+		}
+		if got := p.Resolve(s); got.MaxRate != want.pol.MaxRate || got.Heartbeat != want.pol.Heartbeat ||
+			got.OnChange != want.pol.OnChange || got.Deadband != want.pol.Deadband {
+			t.Errorf("%s: %+v, every rule in order gives %+v", s.FullName(), got, want.pol)
+		}
+	}
+	if len(p.others) == 0 || len(p.byName) == 0 {
+		t.Errorf("index: %d rules by name, %d others; want both", len(p.byName), len(p.others))
 	}
 }

@@ -104,34 +104,7 @@ func equivalence(t *testing.T, frames []frame.Frame) *running {
 	r.waitConnected(t, sub)
 
 	pub := brokertest.Connect(t, b.URL)
-	// A shadow engine says how many frames the service will have
-	// accounted for (decoded, unknown, or dropped by the clock guard)
-	// once it has run a batch: frames held to confirm a new timebase
-	// are not, yet.
-	shadow, err := pipeline.New(db, pipeline.Config{}, pipeline.SinkFunc(func(*pipeline.Out) {}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seq uint64
-	for start := 0; start < len(frames); {
-		// 10 ms batches; a frame whose time goes back starts a new one.
-		end := start
-		for end < len(frames) && frames[end].Time >= frames[start].Time && frames[end].Time < frames[start].Time+int64(10*time.Millisecond) {
-			end++
-		}
-		for i := start; i < end; i++ {
-			shadow.Frame(&frames[i])
-		}
-		st := shadow.Stats()
-		want := float64(st.Decoded + st.Unknown + st.Future + st.Past)
-		pub.Publish(DefaultRawTopic, batch(t, seq, frames[start:end]), false)
-		waitUntil(t, "batch decoded and published", func() bool {
-			got := counter(t, r.m.decoded) + counter(t, r.m.unknownID) + counter(t, r.m.clock.future) + counter(t, r.m.clock.past)
-			return got >= want && r.out.len() == 0
-		})
-		seq += uint64(end - start)
-		start = end
-	}
+	shadow := play(t, r, pub, db, frames)
 	r.stop(t)
 	final := r.engine.Now() // Run has returned: the engine is ours
 	if n := counter(t, r.m.coalesced); n != 0 {
@@ -243,4 +216,40 @@ func equivalence(t *testing.T, frames []frame.Frame) *running {
 	}
 	t.Logf("%d frames, %d envelopes on %d topics, equal live and offline; by kind %v", len(frames), len(offline), len(offBy), kinds)
 	return r
+}
+
+// play sends frames to the service as a bridge would, in 10 ms batches,
+// each once the service has run the one before. The shadow engine it
+// returns ran the same frames: its clock is an offline run's.
+func play(t *testing.T, r *running, pub *brokertest.Client, db *dbc.Database, frames []frame.Frame) *pipeline.Engine {
+	t.Helper()
+	// A shadow engine says how many frames the service will have
+	// accounted for (decoded, unknown, or dropped by the clock guard)
+	// once it has run a batch: frames held to confirm a new timebase
+	// are not, yet.
+	shadow, err := pipeline.New(db, pipeline.Config{}, pipeline.SinkFunc(func(*pipeline.Out) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seq uint64
+	for start := 0; start < len(frames); {
+		// 10 ms batches; a frame whose time goes back starts a new one.
+		end := start
+		for end < len(frames) && frames[end].Time >= frames[start].Time && frames[end].Time < frames[start].Time+int64(10*time.Millisecond) {
+			end++
+		}
+		for i := start; i < end; i++ {
+			shadow.Frame(&frames[i])
+		}
+		st := shadow.Stats()
+		want := float64(st.Decoded + st.Unknown + st.Future + st.Past)
+		pub.Publish(DefaultRawTopic, batch(t, seq, frames[start:end]), false)
+		waitUntil(t, "batch decoded and published", func() bool {
+			got := counter(t, r.m.decoded) + counter(t, r.m.unknownID) + counter(t, r.m.clock.future) + counter(t, r.m.clock.past)
+			return got >= want && r.out.len() == 0
+		})
+		seq += uint64(end - start)
+		start = end
+	}
+	return shadow
 }

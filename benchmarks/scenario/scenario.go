@@ -171,7 +171,15 @@ type Scenario struct {
 	Settings `yaml:",inline"`
 	// Report is the report's figures for the same row, if it has one.
 	Report *Reference `yaml:"report"`
+	// PredictedDeliveries is what `candec tune` predicts the row
+	// delivers per second (0: no prediction); a run more than
+	// PredictionTolerance from it is warned of.
+	PredictedDeliveries float64 `yaml:"predicted_deliveries"`
 }
+
+// PredictionTolerance is how far, as a fraction, a run's deliveries/s
+// may be from its scenario's PredictedDeliveries without a warning.
+const PredictionTolerance = 0.02
 
 // Profile is a named list of scenarios.
 type Profile struct {
@@ -401,6 +409,8 @@ type Run struct {
 	RawSubscribers, EnvelopeSubscribers int
 	// Report is the report's row, or nil.
 	Report *Reference
+	// PredictedDeliveries is the scenario's.
+	PredictedDeliveries float64
 }
 
 // Overrides change every run of a plan; zero values change nothing.
@@ -444,6 +454,7 @@ func (f *File) Plan(profile string, o Overrides) ([]Run, error) {
 			RawSubscribers:      firstInt(s.RawSubscribers, f.Defaults.RawSubscribers, 3),
 			EnvelopeSubscribers: firstInt(s.EnvelopeSubscribers, f.Defaults.EnvelopeSubscribers, 5),
 			Report:              s.Report,
+			PredictedDeliveries: s.PredictedDeliveries,
 		}
 		if o.Stream != "" {
 			r.Stream = o.Stream

@@ -27,7 +27,7 @@ func TestBenchPlanOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"profile mix: 14 scenarios, each run 3 time(s)", "fullbus-8-none", "car-yukart-default", "(service default)", "estimated time: "} {
+	for _, want := range []string{"profile mix: 15 scenarios, each run 3 time(s)", "fullbus-8-none", "car-yukart-default", "car-yukart-optimized", "(service default)", "estimated time: "} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("plan lacks %q:\n%s", want, out.String())
 		}

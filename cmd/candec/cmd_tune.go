@@ -12,40 +12,47 @@ import (
 	"strings"
 
 	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/chart"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/tune"
 	"github.com/yukart/candec/pipeline"
+	"gonum.org/v1/plot/vg"
 )
 
 func runTune(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "tune", "--dbc FILE[,FILE] [--policy FILE] [flags] CAPTURE|-")
-	dbcs := carDBC(fs, "DBC `FILE[,FILE]`")
-	policy := fs.String("policy", "", "policy `FILE` (default: the built-in default policy)")
-	subs := fs.Int("subscribers", tune.DefaultSubscribers, "all-signal subscribers the deliveries are counted for (`N` ≥ 1)")
-	top := fs.Int("top", 20, "show the `N` costliest signals (0: all)")
-	template := fs.String("topic-template", "", "topic `TEMPLATE`: {signal}, {message}, {bus}, {sa} (default yukart/vehicle/{signal}; a DBC that repeats signal names needs {message})")
-	window := fs.Bool("window", false, "also count the window stream's messages")
-	asJSON := fs.Bool("json", false, "write the report as JSON")
-	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines instead of stopping")
-	svg := fs.String("svg", "", "also draw the envelopes/s per signal, before and after the policy, to `FILE` (.svg or .png)")
-	budget := fs.Float64("budget", tune.ComfortableDeliveriesPerS, "deliveries/s `N` the broker may take, drawn with --svg; the default is the report's comfortable limit")
+	fs := newFlags(e, "tune", "--dbc FILE[,FILE] [--policy FILE] [flags] CAPTURE|-\n       candec tune --dbc FILE --budget N --write-policy OUT.yaml [pins] CAPTURE[=DBC[,DBC]]...")
+	f := tuneFlags{
+		dbcs:     carDBC(fs, "DBC `FILE[,FILE]`"),
+		policy:   fs.String("policy", "", "policy `FILE` (default: the built-in default policy); with --write-policy, the base the optimizer starts from and --keep keeps"),
+		subs:     fs.Int("subscribers", tune.DefaultSubscribers, "all-signal subscribers the deliveries are counted for (`N` ≥ 1)"),
+		top:      fs.Int("top", 20, "show the `N` costliest signals (0: all)"),
+		template: fs.String("topic-template", "", "topic `TEMPLATE`: {signal}, {message}, {bus}, {sa} (default yukart/vehicle/{signal}; a DBC that repeats signal names needs {message})"),
+		window:   fs.Bool("window", false, "also count the window stream's messages"),
+		asJSON:   fs.Bool("json", false, "write the report as JSON"),
+		skip:     fs.Bool("skip-invalid", false, "skip malformed capture lines instead of stopping"),
+		svg:      fs.String("svg", "", "also draw the envelopes/s per signal, before and after the policy (with --write-policy: total error against deliveries/s), to `FILE` (.svg or .png)"),
+		budget:   fs.Float64("budget", tune.ComfortableDeliveriesPerS, "deliveries/s `N` the broker may take: drawn with --svg, the limit of --write-policy; the default is the report's comfortable limit"),
+	}
+	f.optimizeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return &exitError{2, fmt.Errorf("tune: want one capture file (or - for standard input)")}
-	}
-	if err := checkTuneCounts(*subs, *top, *budget); err != nil {
+	if err := checkOptimizeOnly(fs, *f.write != ""); err != nil {
 		return err
 	}
-	dbcFiles, builtIn := carDBCFiles(fs, strings.Split(*dbcs, ","))
-	inputs := append([]string{fs.Arg(0), *policy}, dbcFiles...)
-	var format chart.Format
-	if *svg != "" {
+	if *f.write == "" && fs.NArg() != 1 {
+		fs.Usage()
+		return &exitError{2, fmt.Errorf("tune: want one capture file (or - for standard input); several only with --write-policy")}
+	}
+	if err := checkTuneCounts(*f.subs, *f.top, *f.budget); err != nil {
+		return err
+	}
+	dbcFiles, builtIn := carDBCFiles(fs, strings.Split(*f.dbcs, ","))
+	f.inputs = append(append([]string{*f.policy}, fs.Args()...), dbcFiles...)
+	if *f.svg != "" {
 		var err error
-		if format, err = checkTuneChart(*svg, inputs); err != nil {
+		if f.format, err = checkTuneChart(*f.svg, f.inputs); err != nil {
 			return err
 		}
 	}
@@ -54,42 +61,63 @@ func runTune(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	var pol *pipeline.PolicyFile
-	if *policy != "" {
-		if pol, err = pipeline.LoadPolicyContext(ctx, *policy); err != nil {
+	if *f.policy != "" {
+		if pol, err = pipeline.LoadPolicyContext(ctx, *f.policy); err != nil {
 			return err
 		}
 	}
-	in, err := capture.OpenContext(ctx, fs.Arg(0), capture.Options{SkipInvalid: *skip, Stdin: e.stdin})
+	if *f.write != "" {
+		return runOptimize(ctx, e, &f, db, pol, fs.Args())
+	}
+	return runTuneReport(ctx, e, &f, db, dbcName, pol, fs.Arg(0))
+}
+
+// tuneFlags are tune's flags, parsed.
+type tuneFlags struct {
+	dbcs, policy, template, svg *string
+	subs, top                   *int
+	window, asJSON, skip        *bool
+	budget                      *float64
+	inputs                      []string
+	format                      chart.Format
+	optimizeOpts
+}
+
+// runTuneReport reports what policy pol (the default when nil) costs and
+// loses on one capture.
+func runTuneReport(ctx context.Context, e env, f *tuneFlags, db *dbc.Database, dbcName string, pol *pipeline.PolicyFile, name string) error {
+	in, err := capture.OpenContext(ctx, name, capture.Options{SkipInvalid: *f.skip, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
 	defer in.Close()
 	rep, err := tune.Analyze(in, tune.Config{
-		DB: db, Policy: pol, Subscribers: *subs, Window: *window, TopicTemplate: *template,
+		DB: db, Policy: pol, Subscribers: *f.subs, Window: *f.window, TopicTemplate: *f.template,
 	})
 	if err != nil {
 		return err
 	}
-	name := "default"
+	polName := "default"
 	if pol != nil {
-		name = pol.Name()
+		polName = pol.Name()
 	}
-	if *svg != "" {
-		cc := tune.ChartConfig{Budget: *budget}
+	if *f.svg != "" {
+		cc := tune.ChartConfig{Budget: *f.budget}
 		if pol != nil {
-			cc.Policy = filepath.Base(name)
+			cc.Policy = filepath.Base(polName)
 		}
-		if err := writeTuneChart(e, rep, *svg, format, inputs, cc); err != nil {
+		c, width, height := rep.Chart(cc)
+		if err := writeTuneChart(e, c, width, height, *f.svg, f.format, f.inputs); err != nil {
 			return err
 		}
 	}
-	if *asJSON {
+	if *f.asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(e.stdout, "policy: %s   DBC: %s\n", name, dbcName)
-	return rep.WriteText(e.stdout, *top)
+	fmt.Fprintf(e.stdout, "policy: %s   DBC: %s\n", polName, dbcName)
+	return rep.WriteText(e.stdout, *f.top)
 }
 
 // checkTuneCounts checks tune's counts. Zero or negative counts are
@@ -124,14 +152,13 @@ func checkTuneChart(svg string, inputs []string) (chart.Format, error) {
 	return format, nil
 }
 
-// writeTuneChart draws rep to name, written aside and renamed into place.
-func writeTuneChart(e env, rep *tune.Report, name string, format chart.Format, inputs []string, cfg tune.ChartConfig) error {
+// writeTuneChart draws c to name, written aside and renamed into place.
+func writeTuneChart(e env, c chart.Drawer, width, height vg.Length, name string, format chart.Format, inputs []string) error {
 	w, err := outfile.Create(name, e.stdout, inputs...)
 	if err != nil {
 		return fmt.Errorf("tune: --svg: %w", err)
 	}
 	defer w.Abort()
-	c, width, height := rep.Chart(cfg)
 	if err := chart.Write(w, c, width, height, format); err != nil {
 		return fmt.Errorf("tune: write %s: %w", name, err)
 	}

@@ -32,8 +32,9 @@ type ChartConfig struct {
 // the slow signals as nothing.
 const logSpread = 20
 
-// Chart draws the report for a person deciding on a policy, in two
-// panels over the same x axis, every signal ranked costliest first:
+// Chart draws the report for a person deciding on a policy, in three
+// panels, the first two over the same x axis, every signal ranked
+// costliest first:
 //
 //   - per signal, envelopes/s before the policy (every decoded value, as
 //     a decoder without a policy would publish them) and after it, on a
@@ -41,9 +42,11 @@ const logSpread = 20
 //   - the same signals added up as deliveries/s (envelopes/s ×
 //     subscribers), before and after, against the budget: where the
 //     "after" line ends is what the broker takes, and where "before"
-//     crosses the budget is how many signals would fit uncapped.
+//     crosses the budget is how many signals would fit uncapped;
+//   - per signal, its RMS error (% of range) against its deliveries/s:
+//     what the policy loses for what it saves.
 //
-// The budget is a total, so it is drawn only on the lower panel, whose
+// The budget is a total, so it is drawn only on the middle panel, whose
 // axis is deliveries/s; on the per-signal axis it would mean nothing.
 // The text report names the signals; the chart shows their shape.
 //
@@ -53,8 +56,29 @@ func (r *Report) Chart(cfg ChartConfig) (chart.Drawer, vg.Length, vg.Length) {
 		cfg.Budget = ComfortableDeliveriesPerS
 	}
 	rows := r.chartRows()
-	return chart.Stack{Plots: []*plot.Plot{r.perSignal(rows, cfg.Policy), r.cumulative(rows, cfg.Budget)}},
-		8 * vg.Inch, 7.5 * vg.Inch
+	return chart.Stack{Plots: []*plot.Plot{r.perSignal(rows, cfg.Policy), r.cumulative(rows, cfg.Budget), r.errorCost()}},
+		8 * vg.Inch, 11 * vg.Inch
+}
+
+// errorCost is the third panel: each published signal's RMS error (% of
+// its range) against its deliveries/s, what the policy loses for what
+// it saves.
+func (r *Report) errorCost() *plot.Plot {
+	p := chart.New("Per signal: RMS error against cost", fmt.Sprintf("deliveries/s (envelopes/s × %d subscribers)", r.Subscribers),
+		"RMS error, % of range")
+	var xy plotter.XYs
+	ymax := 0.0
+	for _, s := range r.Signals {
+		xy = append(xy, plotter.XY{X: s.EnvelopesPerS * float64(r.Subscribers), Y: s.Fidelity.RMSRange * 100})
+		ymax = math.Max(ymax, s.Fidelity.RMSRange*100)
+	}
+	addPoints(p, xy, fmt.Sprintf("a signal (total error %.3g)", r.TotalError), 0, draw.CircleGlyph{})
+	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, math.Max(ymax, 1e-9)*1.4
+	p.X.Tick.Marker = chart.ThousandsTicks{}
+	p.Y.Tick.Marker = chart.PlainTicks{}
+	chart.LegendAt(p, true, false)
+	p.Add(plotter.NewGrid())
+	return p
 }
 
 // row is one signal of the chart: before and after the policy, in
@@ -171,7 +195,8 @@ func (r *Report) cumulative(rows []row, budget float64) *plot.Plot {
 	return p
 }
 
-// addPoints adds xy as a scatter series of colour i.
+// addPoints adds xy as a scatter series of colour i, named in the
+// legend unless name is "".
 func addPoints(p *plot.Plot, xy plotter.XYs, name string, i int, shape draw.GlyphDrawer) {
 	if len(xy) == 0 {
 		return
@@ -182,7 +207,9 @@ func addPoints(p *plot.Plot, xy plotter.XYs, name string, i int, shape draw.Glyp
 	}
 	sc.GlyphStyle = draw.GlyphStyle{Color: chart.Colour(i), Radius: vg.Points(3), Shape: shape}
 	p.Add(sc)
-	p.Legend.Add(name, sc)
+	if name != "" {
+		p.Legend.Add(name, sc)
+	}
 }
 
 // addLine adds xy as a line series of colour i.

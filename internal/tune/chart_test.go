@@ -2,6 +2,7 @@ package tune
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -52,6 +53,8 @@ func TestChart(t *testing.T) {
 			"after: what the policy publishes",
 			"after: nothing published",
 			tt.budget,
+			"Per signal: RMS error against cost",
+			fmt.Sprintf("a signal (total error %.3g)", rep.TotalError),
 		)
 		// The y axes: a label over two lines is two texts.
 		for _, want := range []string{"envelopes/s per signal", "deliveries/s", "(envelopes/s × 4 subscribers)"} {

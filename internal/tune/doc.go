@@ -12,6 +12,22 @@
 // counted, joined captures are discontinuities, and the duration the
 // rates are per is the time the clock covered, jumps left out.
 //
+// # Fidelity
+//
+// The same run measures what the policy loses, on the pipeline's own
+// output: the run's source decodes every frame it passes to the engine
+// (the truth), and the engine's sink takes every envelope (what a
+// subscriber sees: the last published value, held until the next).
+// Per signal (Fidelity): the time-weighted RMS and the largest error
+// held, in the unit, as a fraction of the range (the DBC's, or the
+// observed one) and in resolutions (the factor); for each change that
+// leaves the subscriber's view by more than the deadband, the time until
+// an envelope at least as new was published (p50, p99, max; a change
+// undone before it was published waits for nothing); for states
+// (IsState), the transitions into a value no envelope carried; and the
+// heartbeats and stale marks, counted apart. Report.TotalError sums the
+// RMS errors as fractions of the range: one number to make small.
+//
 // # The chart
 //
 // Report.Chart draws the same figures for a person: each signal's

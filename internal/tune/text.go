@@ -34,6 +34,8 @@ func (r *Report) WriteText(w io.Writer, top int) error {
 		}
 		fmt.Fprintln(w)
 	}
+	fmt.Fprintf(w, "fidelity: total error %.4g (sum of RMS error / range), %s state transitions missed (%s of value-table signals)\n",
+		r.TotalError, numfmt.Thousands(float64(r.Missed)), numfmt.Thousands(float64(r.MissedEnum)))
 	n := len(r.Signals)
 	if top > 0 && top < n {
 		n = top
@@ -42,9 +44,31 @@ func (r *Report) WriteText(w io.Writer, top int) error {
 		fmt.Fprintf(w, "\n%d signals by envelopes/s:\n", n)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "signal\tframes/s\tchanges/s\tenvelopes/s\tshare\tpolicy\t")
+	fmt.Fprintln(tw, "signal\tframes/s\tchanges/s\tenvelopes/s\tshare\trms\tmax\trms res\tlag p50/p99/max\tmissed\thb/s\tstale/s\tpolicy\t")
 	for _, s := range r.Signals[:n] {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f %%\t%s\t\n", s.Name, s.FramesPerS, s.ChangesPerS, s.EnvelopesPerS, s.Share, s.Policy)
+		f := &s.Fidelity
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f %%\t%s\t%s\t%.3g\t%s\t%s\t%.1f\t%.1f\t%s\t\n",
+			s.Name, s.FramesPerS, s.ChangesPerS, s.EnvelopesPerS, s.Share,
+			pct(f.RMSRange), pct(f.MaxRange), f.RMSRes, lags(f), missed(f), f.HeartbeatsPerS, f.StalePerS, s.Policy)
 	}
 	return tw.Flush()
+}
+
+// pct is a fraction of a range in percent.
+func pct(x float64) string { return fmt.Sprintf("%.3g %%", x*100) }
+
+// lags are a signal's change lags in ms, "-" without a change.
+func lags(f *Fidelity) string {
+	if f.Changes == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f/%.0f/%.0f ms", f.LagP50*1e3, f.LagP99*1e3, f.LagMax*1e3)
+}
+
+// missed is a state's transitions missed of all, "-" for another signal.
+func missed(f *Fidelity) string {
+	if !f.State {
+		return "-"
+	}
+	return fmt.Sprintf("%d/%d", f.Missed, f.Transitions)
 }

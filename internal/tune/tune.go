@@ -10,7 +10,7 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
-	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/pipeline"
 )
 
@@ -20,6 +20,8 @@ var (
 	ErrEmpty = errors.New("tune: capture holds no frame")
 	// ErrConfig is wrapped by errors in a Config.
 	ErrConfig = errors.New("tune: bad config")
+	// ErrReceived: Config.Received is not what the run published.
+	ErrReceived = errors.New("tune: received envelopes differ from the run's")
 )
 
 // DefaultSubscribers is the number of all-signal subscribers the report
@@ -40,6 +42,16 @@ type Config struct {
 	TopicTemplate string
 	// Window adds the window stream, to compare its deliveries.
 	Window bool
+	// Tail lets time run on this long after the last frame, as
+	// pipeline.OfflineOptions.Tail: for comparing with a live run that
+	// went on after its last frame.
+	Tail time.Duration
+	// Received, if not nil, is what a subscriber received, per topic in
+	// order: the fidelity is then computed from these envelopes' values
+	// in place of the engine's, the engine giving only when each was
+	// published (an envelope carries no publish time). Each must be the
+	// engine's envelope of the same seq, or Analyze fails.
+	Received map[string][]envelope.Envelope
 }
 
 // Signal is one signal's cost.
@@ -58,6 +70,8 @@ type Signal struct {
 	Share float64 `json:"share_pct"`
 	// Policy summarises the signal's resolved policy.
 	Policy string `json:"policy"`
+	// Fidelity is how far what a subscriber sees is from the bus.
+	Fidelity Fidelity `json:"fidelity"`
 }
 
 // Report is the result of Analyze.
@@ -82,7 +96,9 @@ type Report struct {
 	// published, and delivered to Subscribers all-signal subscribers.
 	EnvelopesPerS  float64 `json:"envelopes_per_s"`
 	DeliveriesPerS float64 `json:"deliveries_per_s"`
-	Subscribers    int     `json:"subscribers"`
+	// Envelopes counts them (Tail included).
+	Envelopes   uint64 `json:"envelopes"`
+	Subscribers int    `json:"subscribers"`
 	// WindowsPerS is the window stream's messages per second, and
 	// WindowDeliveriesPerS their deliveries, when Config.Window is set.
 	WindowsPerS          float64 `json:"windows_per_s,omitempty"`
@@ -93,6 +109,14 @@ type Report struct {
 	ValuesPerS float64 `json:"values_per_s"`
 	// ByKind counts envelopes per second by why they were published.
 	ByKind map[string]float64 `json:"envelopes_per_s_by_kind"`
+	// TotalError is the sum over the published signals of their
+	// time-weighted RMS error as a fraction of their range
+	// (Fidelity.RMSRange): the figure the optimizer makes small.
+	// Missed counts the transitions of states no envelope carried, and
+	// MissedEnum those of value-table signals among them.
+	TotalError float64 `json:"total_error"`
+	Missed     uint64  `json:"missed_transitions"`
+	MissedEnum uint64  `json:"missed_enum_transitions"`
 	// Signals are the published signals, costliest first.
 	Signals []Signal `json:"signals"`
 	// Unpublished are the signals the policy leaves out that frames
@@ -104,6 +128,15 @@ type Report struct {
 // Analyze runs every frame of src through the pipeline engine, as
 // decode --policy does (pipeline.RunOffline), and returns the costs.
 func Analyze(src capture.Source, cfg Config) (*Report, error) {
+	return analyze(src, cfg)
+}
+
+// AnalyzeRecording is Analyze of a capture held in memory.
+func AnalyzeRecording(r *Recording, cfg Config) (*Report, error) {
+	return analyze(r.source(), cfg)
+}
+
+func analyze(src pipeline.Source, cfg Config) (*Report, error) {
 	if cfg.Subscribers < 0 {
 		return nil, fmt.Errorf("%w: subscribers must be 0 (the default, %d) or more, got %d", ErrConfig, DefaultSubscribers, cfg.Subscribers)
 	}
@@ -144,14 +177,20 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 		}
 	}
 	total, values := c.signalRates(rep, cfg.DB, secs)
+	rep.Envelopes = total
 	rep.EnvelopesPerS = float64(total) / secs
 	rep.ValuesPerS = float64(values) / secs
 	rep.DeliveriesPerS = rep.EnvelopesPerS * float64(cfg.Subscribers)
 	if cfg.Window {
-		rep.WindowsPerS = float64(c.windows) / secs
+		rep.WindowsPerS = float64(c.tr.windows) / secs
 		rep.WindowDeliveriesPerS = rep.WindowsPerS * float64(cfg.Subscribers)
 	}
 	for i := range rep.Signals {
+		rep.TotalError += rep.Signals[i].Fidelity.RMSRange
+		rep.Missed += rep.Signals[i].Fidelity.Missed
+		if rep.Signals[i].Fidelity.Enum {
+			rep.MissedEnum += rep.Signals[i].Fidelity.Missed
+		}
 		if total > 0 {
 			rep.Signals[i].Share = rep.Signals[i].EnvelopesPerS / rep.EnvelopesPerS * 100
 		}
@@ -162,47 +201,44 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 }
 
 // counts are what a capture's run through the pipeline gave: the
-// engine, the run's result, each signal's envelopes, values seen and
-// changes (by signal index), and the window messages.
+// engine, the run's result, and the tracker's counts and fidelity.
 type counts struct {
-	eng       *pipeline.Engine
-	res       pipeline.OfflineResult
-	envelopes []uint64
-	cc        *changeCounter
-	windows   uint64
+	eng *pipeline.Engine
+	res pipeline.OfflineResult
+	tr  *tracker
 }
 
 // count runs src through a pipeline under cfg's policy (the default
-// without one), counting what each signal is sent and published.
-func count(src capture.Source, cfg Config) (*counts, error) {
+// without one), counting what each signal is sent and published, and
+// how far what it publishes is from what it is sent.
+func count(src pipeline.Source, cfg Config) (*counts, error) {
 	pol := cfg.Policy
 	if pol == nil {
 		pol = pipeline.DefaultPolicy()
 	}
-	c := &counts{envelopes: make([]uint64, len(cfg.DB.Signals))}
-	pcfg := pipeline.Config{Policies: pol, TopicTemplate: cfg.TopicTemplate}
+	c := &counts{tr: newTracker(src, decoder.New(cfg.DB), len(cfg.DB.Signals))}
+	// Msgpack: the same envelopes as JSON's (the tracker reads the
+	// values, not the payload), for less formatting.
+	pcfg := pipeline.Config{Policies: pol, TopicTemplate: cfg.TopicTemplate, Encoding: envelope.Msgpack}
 	if cfg.Window {
 		pcfg.Window = &pipeline.WindowConfig{}
 	}
-	eng, err := pipeline.New(cfg.DB, pcfg, pipeline.SinkFunc(func(o *pipeline.Out) {
-		if o.Signal == nil {
-			c.windows++
-			return
-		}
-		c.envelopes[o.Signal.Index]++
-	}))
+	eng, err := pipeline.New(cfg.DB, pcfg, c.tr)
 	if err != nil {
 		return nil, fmt.Errorf("tune: %w", err)
 	}
 	c.eng = eng
-	c.cc = &changeCounter{Source: src, dec: decoder.New(cfg.DB),
-		seen: make([]uint64, len(cfg.DB.Signals)), changes: make([]uint64, len(cfg.DB.Signals)), last: make([]uint64, len(cfg.DB.Signals))}
-	c.cc.vals = make([]decoder.Value, 0, c.cc.dec.MaxSignals())
-	if c.res, err = pipeline.RunOffline(context.Background(), c.cc, eng, pipeline.OfflineOptions{}); err != nil {
+	c.tr.start(eng, cfg.DB)
+	c.tr.received = cfg.Received
+	if c.res, err = pipeline.RunOffline(context.Background(), c.tr, eng, pipeline.OfflineOptions{Tail: cfg.Tail}); err != nil {
 		return nil, fmt.Errorf("tune: %w", err)
 	}
 	if c.res.Frames == 0 {
 		return nil, ErrEmpty
+	}
+	c.tr.finish(c.res.End)
+	if err := c.tr.receivedAll(); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -211,7 +247,7 @@ func count(src capture.Source, cfg Config) (*counts, error) {
 // seen) unpublished, with its rates over secs; it returns the envelopes
 // published and the values seen in all.
 func (c *counts) signalRates(rep *Report, db *dbc.Database, secs float64) (total, values uint64) {
-	seen, changes, envelopes := c.cc.seen, c.cc.changes, c.envelopes
+	seen, changes, envelopes := c.tr.seen, c.tr.changes, c.tr.envelopes
 	for _, s := range db.Signals {
 		values += seen[s.Index]
 		p := c.eng.Policy(s)
@@ -228,6 +264,7 @@ func (c *counts) signalRates(rep *Report, db *dbc.Database, secs float64) (total
 		}
 		topic := c.eng.Topic(s)
 		total += envelopes[s.Index]
+		fid := c.tr.fid[s.Index].result(s, secs)
 		rep.Signals = append(rep.Signals, Signal{
 			Name:          s.FullName(),
 			Topic:         topic,
@@ -235,37 +272,8 @@ func (c *counts) signalRates(rep *Report, db *dbc.Database, secs float64) (total
 			ChangesPerS:   float64(changes[s.Index]) / secs,
 			EnvelopesPerS: float64(envelopes[s.Index]) / secs,
 			Policy:        p.Describe(),
+			Fidelity:      fid,
 		})
 	}
 	return total, values
-}
-
-// changeCounter is a capture.Source that decodes every frame it passes
-// on, to count per signal the frames that carried a value and how often
-// that value changed: what the policy had to work with.
-type changeCounter struct {
-	capture.Source
-	dec                 *decoder.Decoder
-	vals                []decoder.Value
-	seen, changes, last []uint64
-}
-
-func (c *changeCounter) Next(f *frame.Frame) error {
-	if err := c.Source.Next(f); err != nil {
-		return err
-	}
-	_, c.vals = c.dec.Decode(f, c.vals)
-	for i := range c.vals {
-		v := &c.vals[i]
-		if v.Flags&decoder.Truncated != 0 {
-			continue
-		}
-		k := v.Signal.Index
-		if c.seen[k] > 0 && v.Raw != c.last[k] {
-			c.changes[k]++
-		}
-		c.seen[k]++
-		c.last[k] = v.Raw
-	}
-	return nil
 }

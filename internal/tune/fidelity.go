@@ -1,0 +1,225 @@
+package tune
+
+import (
+	"math"
+	"time"
+
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/decoder"
+	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/internal/latency"
+	"github.com/yukart/candec/pipeline"
+)
+
+// Fidelity is how far what a subscriber sees of one signal is from the
+// bus: the last published value, held until the next one, against every
+// decoded value, on frame time (see "Fidelity" in the package
+// documentation).
+type Fidelity struct {
+	// RMS is the time-weighted root mean square of the error, and Max
+	// the largest error held for any time, in the signal's unit.
+	RMS float64 `json:"rms_error"`
+	Max float64 `json:"max_abs_error"`
+	// Range is what the errors are normalised by: the DBC's range, or
+	// the observed one where the DBC gives none (RangeFrom says which);
+	// RMSRange and MaxRange are RMS and Max as a fraction of it (0 when
+	// the range is 0).
+	Range     float64 `json:"range"`
+	RangeFrom string  `json:"range_from"`
+	RMSRange  float64 `json:"rms_error_of_range"`
+	MaxRange  float64 `json:"max_abs_error_of_range"`
+	// RMSRes and MaxRes are RMS and Max in units of the signal's
+	// resolution (its factor).
+	RMSRes float64 `json:"rms_error_resolutions"`
+	MaxRes float64 `json:"max_abs_error_resolutions"`
+	// Changes counts the changes beyond the deadband (away from what a
+	// subscriber saw) that were published; LagP50, LagP99 and LagMax
+	// are the time they waited for it, in seconds.
+	Changes uint64  `json:"changes"`
+	LagP50  float64 `json:"lag_p50_s"`
+	LagP99  float64 `json:"lag_p99_s"`
+	LagMax  float64 `json:"lag_max_s"`
+	// State is true for a value-table signal or an integer state (see
+	// IsState); Transitions counts its changes of value on the bus and
+	// Missed those whose new value no envelope ever carried.
+	// Enum is true for a signal with a value table.
+	State       bool   `json:"state"`
+	Enum        bool   `json:"enum"`
+	Transitions uint64 `json:"transitions,omitempty"`
+	Missed      uint64 `json:"missed_transitions"`
+	// HeartbeatsPerS and StalePerS are the heartbeats and the stale
+	// marks published per second, counted apart from values.
+	HeartbeatsPerS float64 `json:"heartbeats_per_s"`
+	StalePerS      float64 `json:"stale_marks_per_s"`
+}
+
+// IsState reports whether sig is a state whose every transition counts:
+// a signal with a value table, or an integer signal (whole factor and
+// offset) of at most 8 bits.
+func IsState(sig *dbc.Signal) bool {
+	if len(sig.Values) > 0 {
+		return true
+	}
+	whole := func(x float64) bool { return x == math.Trunc(x) }
+	return sig.Length <= 8 && sig.Type == dbc.Integer && whole(sig.Factor) && whole(sig.Offset)
+}
+
+// sigFid is the running account of one signal's fidelity. Times are
+// engine times in ns.
+type sigFid struct {
+	hasTruth, hasSeen bool
+	truth, seen       float64
+	last, start       int64   // the latest event; the first publish
+	span              float64 // ns of error accounted for
+	sumSq             float64
+	maxAbs            float64
+	lo, hi            float64 // observed range of truth
+	runSeen           bool    // an envelope carried the current truth
+	transitions       uint64
+	missed            uint64
+	pend              []pending // changes waiting for a publish
+	lags              *latency.Histogram
+	heartbeats, stale uint64
+}
+
+// pending is a change of the truth beyond the deadband: its engine
+// time and its frame's timestamp.
+type pending struct{ at, ts int64 }
+
+// advance accumulates the error held from f.last to t.
+func (f *sigFid) advance(t int64) {
+	if t <= f.last {
+		return
+	}
+	if f.hasTruth && f.hasSeen {
+		e := errOf(f.truth, f.seen)
+		f.sumSq += e * e * float64(t-f.last)
+		f.span += float64(t - f.last)
+		f.maxAbs = max(f.maxAbs, e)
+	}
+	f.last = t
+}
+
+// restart goes on at t, on a new timebase (a discontinuity of the
+// engine's clock): the step is no time, and a change waiting for a
+// publish is timed no more.
+func (f *sigFid) restart(t int64) {
+	f.last = t
+	f.pend = f.pend[:0]
+}
+
+// errOf is |truth-seen|, with what publishing does to a value's last
+// digits (rounded to the factor's decimals, a float32 published as its
+// shortest decimal: less than a millionth of it) not counted.
+func errOf(truth, seen float64) float64 {
+	e := math.Abs(truth - seen)
+	if e <= 1e-6*math.Abs(truth) {
+		return 0
+	}
+	return e
+}
+
+// setTruth records decoded value v, of frame timestamp ts, at t; thr is
+// the deadband a change must pass to be owed a publish.
+func (f *sigFid) setTruth(v float64, t, ts int64, thr float64) {
+	f.advance(t)
+	if !f.hasTruth {
+		f.hasTruth, f.truth, f.lo, f.hi = true, v, v, v
+		f.last = max(f.last, t)
+		return
+	}
+	changed := v != f.truth
+	if changed {
+		f.transitions++
+		if !f.runSeen {
+			f.missed++
+		}
+		f.runSeen = false
+	}
+	f.truth = v
+	f.lo, f.hi = min(f.lo, v), max(f.hi, v)
+	switch {
+	case !f.hasSeen:
+	case errOf(v, f.seen) <= thr:
+		f.pend = f.pend[:0] // nothing is owed: the view is within the deadband
+	case changed:
+		f.pend = append(f.pend, pending{at: t, ts: ts})
+	}
+}
+
+// published records an envelope of value v, of frame timestamp ts, at t.
+func (f *sigFid) published(v float64, t, ts int64, kind pipeline.OutKind) {
+	f.advance(t)
+	if !f.hasSeen {
+		f.hasSeen, f.start = true, t
+	}
+	f.seen = v
+	if f.hasTruth && v == f.truth {
+		f.runSeen = true
+	}
+	switch kind {
+	case pipeline.KindHeartbeat:
+		f.heartbeats++
+	case pipeline.KindStale:
+		f.stale++
+	}
+	n := 0
+	for _, p := range f.pend {
+		if p.ts > ts {
+			f.pend[n] = p
+			n++
+			continue
+		}
+		if f.lags == nil {
+			f.lags = new(latency.Histogram)
+		}
+		f.lags.Record(t - p.at)
+	}
+	f.pend = f.pend[:n]
+}
+
+// result is the account as a Fidelity of sig, over its time to end,
+// with rates per secs.
+func (f *sigFid) result(sig *dbc.Signal, secs float64) Fidelity {
+	r := Fidelity{Max: f.maxAbs, State: IsState(sig), Enum: len(sig.Values) > 0, Transitions: f.transitions, Missed: f.missed}
+	if !r.State {
+		r.Transitions, r.Missed = 0, 0
+	}
+	if f.span > 0 {
+		r.RMS = math.Sqrt(f.sumSq / f.span)
+	}
+	r.Range, r.RangeFrom = sig.Max-sig.Min, "dbc"
+	if !(sig.Min < sig.Max) {
+		r.Range, r.RangeFrom = f.hi-f.lo, "observed"
+	}
+	if r.Range > 0 {
+		r.RMSRange, r.MaxRange = r.RMS/r.Range, r.Max/r.Range
+	}
+	res := math.Abs(sig.Factor)
+	if res == 0 {
+		res = 1
+	}
+	r.RMSRes, r.MaxRes = r.RMS/res, r.Max/res
+	if f.lags != nil {
+		sec := func(d time.Duration) float64 { return d.Seconds() }
+		r.Changes = f.lags.Count()
+		r.LagP50, r.LagP99, r.LagMax = sec(f.lags.Quantile(0.5)), sec(f.lags.Quantile(0.99)), sec(f.lags.Max())
+	}
+	r.HeartbeatsPerS, r.StalePerS = float64(f.heartbeats)/secs, float64(f.stale)/secs
+	return r
+}
+
+// envFloat is an envelope's value as a float64.
+func envFloat(e *envelope.Envelope) float64 {
+	switch e.Kind {
+	case envelope.Int:
+		return float64(e.Int)
+	case envelope.Uint:
+		return float64(e.Uint)
+	}
+	return e.Float
+}
+
+// truthOf is a decoded value: its physical value, which the published
+// one equals but for the last digits (see errOf).
+func truthOf(v *decoder.Value) float64 { return v.Phys }
