@@ -32,6 +32,7 @@ const streamDepth = 512
 // instead keeps up to streamDepth messages, connected or not.
 //
 //	engine ──put──▶ queue[topic] ──▶ order FIFO ──take──▶ publisher ──▶ broker
+//	       ──ready (once a batch)──────────wake──────────▶
 //
 // The engine goroutine puts, the publisher goroutine takes; payload
 // buffers are swapped between the queues and the publisher, so nothing
@@ -44,8 +45,8 @@ type outbox struct {
 	head  int
 	n     int
 	total atomic.Int64 // n, readable without the lock (the queue depth gauge)
-	// wake has room for one signal: put leaves one when the order FIFO
-	// goes from empty to not empty.
+	// wake has room for one signal: ready leaves one when envelopes
+	// wait.
 	wake chan struct{}
 }
 
@@ -132,15 +133,23 @@ func (b *outbox) put(i int, o *pipeline.Out, retain bool) (dropped int) {
 	q.n++
 	m.slot, m.topic, m.retain, m.kind, m.ts, m.seq = i, o.Topic, retain, o.Kind, o.TS, o.Seq
 	m.payload = append(m.payload[:0], o.Payload...)
-	wasEmpty := b.n == 1 && dropped == 0
 	b.mu.Unlock()
-	if wasEmpty {
-		select {
-		case b.wake <- struct{}{}:
-		default:
-		}
-	}
 	return dropped
+}
+
+// ready wakes the publisher when envelopes wait. The engine calls it
+// once it has handled a batch (or a tick, a republish, a policy swap),
+// not at each put: the publisher then takes the batch's envelopes
+// together and sends them in one write, and wakes once a batch, not
+// once an envelope.
+func (b *outbox) ready() {
+	if b.len() == 0 {
+		return
+	}
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
 }
 
 // take removes the oldest waiting message. Its payload is a queue's

@@ -97,6 +97,7 @@ type Service struct {
 	connected atomic.Bool
 	upAt      atomic.Int64 // when the current connection came up, Unix ns
 	running   atomic.Bool
+	batch     mqttclient.Batcher                         // the envelopes of a batch leave in one write (QoS 0)
 	cm        *autopaho.ConnectionManager                // set by Run before its goroutines start
 	conn      atomic.Pointer[autopaho.ConnectionManager] // cm, for other goroutines (tests)
 
@@ -230,6 +231,9 @@ func (s *Service) clientConfig() mqttclient.Config {
 		OnDown:         s.onDown,
 		OnConnectError: s.onConnectError,
 		OnPublish:      s.receive,
+	}
+	if s.qos == 0 {
+		c.Batcher = &s.batch
 	}
 	// How a connection ended tells a takeover of the client id.
 	c.OnServerDisconnect = s.onServerDisconnect
@@ -486,7 +490,8 @@ func (s *Service) receive(p *paho.Publish) {
 
 // runEngine owns the pipeline engine: it feeds it the queued batches,
 // moves its clock on while frames are quiet, republishes on request, and
-// flushes it when ctx ends.
+// flushes it when ctx ends. After each step it wakes the publisher for
+// what the step produced (outbox.ready).
 func (s *Service) runEngine(ctx context.Context) {
 	defer close(s.reload.gone)
 	t := time.NewTicker(tick)
@@ -496,14 +501,18 @@ func (s *Service) runEngine(ctx context.Context) {
 		case m := <-s.in:
 			s.handleBatch(m.b, m.topic)
 			s.free <- m.b
+			s.out.ready()
 		case <-t.C:
 			s.notify.beat()
 			s.advance()
+			s.out.ready()
 		case done := <-s.republish:
 			s.engine.Republish()
+			s.out.ready()
 			close(done)
 		case r := <-s.reload.req:
 			s.applyPolicy(r)
+			s.out.ready()
 		case <-ctx.Done():
 			// Batches that arrived before the end are decoded, for at
 			// most half the shutdown timeout: an overloaded decoder's
@@ -757,7 +766,12 @@ type publisher struct {
 }
 
 // drain publishes waiting messages until none is left or one fails; it
-// reports false when one failed (it waits again in the outbox).
+// reports false when one failed (it waits again in the outbox). At QoS 0
+// it publishes in rounds: the messages waiting when a round starts are
+// written to the connection together (mqttclient.Batcher) and leave in
+// one write when the round ends, a few microseconds a message later.
+// A lone message is a round of one and leaves at once. (At QoS 1 each
+// publish waits for its PUBACK, so each leaves on its own.)
 func (p *publisher) drain(ctx context.Context) bool {
 	s := p.s
 	if p.pub.QoS > 0 {
@@ -768,40 +782,85 @@ func (p *publisher) drain(ctx context.Context) bool {
 		ctx, cancel = s.connection(ctx)
 		defer cancel()
 	}
-	for s.connected.Load() && ctx.Err() == nil {
-		m, ok := s.out.take(p.spare)
-		if !ok {
+	for {
+		n := s.out.len()
+		if n == 0 {
 			return true
 		}
-		p.pub.Topic, p.pub.Retain, p.pub.Payload = m.topic, m.retain, m.payload
-		if p.pub.QoS > 0 {
-			// paho may keep a QoS 1 message for a retransmission after
-			// Publish returns, so it gets its own copy.
-			p.pub.Payload = append([]byte(nil), m.payload...)
-		}
-		_, err := s.cm.Publish(ctx, &p.pub)
-		p.pub.Payload = nil
-		if err != nil {
-			if !errors.Is(err, autopaho.ConnectionDownError) {
-				s.m.publishErrors.Inc()
-				s.log.Debug("publish failed; will retry", "topic", m.topic, "err", err)
-			}
-			var replaced bool
-			if p.spare, replaced = s.out.giveBack(m); replaced {
-				if m.slot == windowSlot {
-					s.m.windowOverflow.Inc()
-				} else {
-					s.m.coalesced.Inc()
-				}
-			}
+		if !p.round(ctx, n) {
 			return false
 		}
-		p.spare = m.payload
-		s.m.published[m.kind].Inc()
-		switch m.kind {
-		case pipeline.KindValue, pipeline.KindTrailing, pipeline.KindFlush:
-			s.m.latency.Observe(float64(s.now().UnixNano()-m.ts) / 1e9)
+	}
+}
+
+// round publishes up to n waiting messages, at QoS 0 in one write. It
+// reports false when the connection is down, ctx ended, or a publish or
+// the write failed.
+func (p *publisher) round(ctx context.Context, n int) bool {
+	s := p.s
+	batch := p.pub.QoS == 0
+	if batch {
+		s.batch.Hold()
+	}
+	ok := true
+	for range n {
+		if !s.connected.Load() || ctx.Err() != nil {
+			ok = false
+			break
+		}
+		m, more := s.out.take(p.spare)
+		if !more {
+			break
+		}
+		if !p.publish(ctx, m) {
+			ok = false
+			break
 		}
 	}
-	return s.out.len() == 0
+	if batch {
+		if err := s.batch.Flush(); err != nil {
+			// The connection is closed: the client reconnects and
+			// republishes every signal's state.
+			s.m.publishErrors.Inc()
+			s.log.Debug("write failed; reconnecting", "err", err)
+			return false
+		}
+	}
+	return ok
+}
+
+// publish hands one message to the MQTT client. When it fails the
+// message goes back to the outbox and publish reports false.
+func (p *publisher) publish(ctx context.Context, m msg) bool {
+	s := p.s
+	p.pub.Topic, p.pub.Retain, p.pub.Payload = m.topic, m.retain, m.payload
+	if p.pub.QoS > 0 {
+		// paho may keep a QoS 1 message for a retransmission after
+		// Publish returns, so it gets its own copy.
+		p.pub.Payload = append([]byte(nil), m.payload...)
+	}
+	_, err := s.cm.Publish(ctx, &p.pub)
+	p.pub.Payload = nil
+	if err != nil {
+		if !errors.Is(err, autopaho.ConnectionDownError) {
+			s.m.publishErrors.Inc()
+			s.log.Debug("publish failed; will retry", "topic", m.topic, "err", err)
+		}
+		var replaced bool
+		if p.spare, replaced = s.out.giveBack(m); replaced {
+			if m.slot == windowSlot {
+				s.m.windowOverflow.Inc()
+			} else {
+				s.m.coalesced.Inc()
+			}
+		}
+		return false
+	}
+	p.spare = m.payload
+	s.m.published[m.kind].Inc()
+	switch m.kind {
+	case pipeline.KindValue, pipeline.KindTrailing, pipeline.KindFlush:
+		s.m.latency.Observe(float64(s.now().UnixNano()-m.ts) / 1e9)
+	}
+	return true
 }
