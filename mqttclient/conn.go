@@ -2,9 +2,15 @@ package mqttclient
 
 import (
 	"bufio"
+	"context"
+	"fmt"
 	"net"
+	"net/url"
 	"sync"
 	"sync/atomic"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
 )
 
 // Buffer sizes of a connection Dial made.
@@ -127,26 +133,66 @@ func (c *conn) release() error {
 // together at Flush (or sooner, when FlushSize bytes wait). Other
 // goroutines' packets written meanwhile (a PINGREQ, an acknowledgement)
 // wait with them. Give it to Config.Batcher; it follows the client's
-// current connection. Outside a hold every packet leaves as soon as it
-// is written. Hold and Flush are for one goroutine; they do not
-// allocate.
+// current connection, from the broker's CONNACK to the connection's
+// loss. Outside a hold every packet leaves as soon as it is written.
+// Hold, Flush and Publish are for one goroutine; they do not allocate.
 //
 // A client must not hold the connection while it waits for an answer
 // to a packet it wrote (a QoS 1 publish waits for its PUBACK): the
 // packet would wait in the buffer and the answer would never come.
 type Batcher struct {
-	mu     sync.Mutex
-	cur    *conn // the current connection
-	held   *conn // the connection Hold held
-	writes atomic.Uint64
+	mu      sync.Mutex
+	pending *conn // the connection of the current attempt
+	cur     *conn // the connection the broker accepted; nil while down
+	held    *conn // the connection Hold held
+	retain  bool  // the broker takes retained messages (CONNACK)
+	writes  atomic.Uint64
 }
 
-// attach makes c the current connection; its writes count in b's.
-// c is new: nothing has written to it yet.
-func (b *Batcher) attach(c *conn) {
+// install has cfg's connections made through b.
+func (b *Batcher) install(cfg *autopaho.ClientConfig) {
+	attempt, onUp, onDown := cfg.AttemptConnection, cfg.OnConnectionUp, cfg.OnConnectionDown
+	cfg.AttemptConnection = func(ctx context.Context, cc autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
+		nc, err := attempt(ctx, cc, u)
+		if c, ok := nc.(*conn); ok && err == nil {
+			b.dialed(c)
+		}
+		return nc, err
+	}
+	cfg.OnConnectionUp = func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
+		b.up(ca)
+		if onUp != nil {
+			onUp(cm, ca)
+		}
+	}
+	cfg.OnConnectionDown = func() bool {
+		b.down()
+		return onDown == nil || onDown()
+	}
+}
+
+// dialed notes c, the connection of a new attempt; its writes count in
+// b's. Nothing has written to c yet.
+func (b *Batcher) dialed(c *conn) {
 	c.writes = &b.writes
 	b.mu.Lock()
-	b.cur = c
+	b.pending = c
+	b.mu.Unlock()
+}
+
+// up makes the attempt's connection, which the broker accepted with
+// ca, the current one.
+func (b *Batcher) up(ca *paho.Connack) {
+	b.mu.Lock()
+	b.cur, b.pending = b.pending, nil
+	b.retain = ca == nil || ca.Properties == nil || ca.Properties.RetainAvailable
+	b.mu.Unlock()
+}
+
+// down leaves b without a connection until the next up.
+func (b *Batcher) down() {
+	b.mu.Lock()
+	b.cur = nil
 	b.mu.Unlock()
 }
 
@@ -186,4 +232,41 @@ func unwrap(c net.Conn) net.Conn {
 		return bc.Conn
 	}
 	return c
+}
+
+// Publish writes payload on topic at QoS 0, with the MQTT v5 content
+// type contentType unless it is empty, to the current connection: in
+// the hold when there is one, else at once. It encodes the PUBLISH
+// packet itself, into the connection's buffer: paho's Publish builds
+// the packet anew, in eight allocations, for every message. It returns
+// autopaho.ConnectionDownError while the broker has not accepted a
+// connection, ErrPublishArgs for a message MQTT cannot carry (or a
+// retained one the broker does not take), or the write's error.
+func (b *Batcher) Publish(topic string, payload []byte, retain bool, contentType string) error {
+	b.mu.Lock()
+	c, retainOK := b.cur, b.retain
+	b.mu.Unlock()
+	if c == nil {
+		return autopaho.ConnectionDownError
+	}
+	if retain && !retainOK {
+		return fmt.Errorf("%w: %s: the broker takes no retained messages", ErrPublishArgs, topic)
+	}
+	if err := checkPublish(topic, payload, contentType); err != nil {
+		return err
+	}
+	c.Lock()
+	c.mu.Lock()
+	err := c.err
+	if err == nil {
+		c.buf = appendPublish(c.buf, topic, payload, retain, contentType)
+	}
+	c.mu.Unlock()
+	c.Unlock() // writes it unless held
+	if err == nil {
+		c.mu.Lock()
+		err = c.err // the write's
+		c.mu.Unlock()
+	}
+	return err
 }

@@ -178,11 +178,7 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 		AttemptConnection: func(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
 			ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 			defer cancel()
-			nc, err := Dial(ctx, u, tlsCfg)
-			if err == nil && c.Batcher != nil {
-				c.Batcher.attach(nc.(*conn))
-			}
-			return nc, err
+			return Dial(ctx, u, tlsCfg)
 		},
 		ClientConfig: paho.ClientConfig{ClientID: c.ClientID},
 	}
@@ -198,6 +194,9 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 	if c.Will != nil {
 		cfg.WillMessage = &paho.WillMessage{Topic: c.Will.Topic, Payload: c.Will.Payload, QoS: c.Will.QoS, Retain: c.Will.Retain}
 		cfg.WillProperties = &paho.WillProperties{}
+	}
+	if c.Batcher != nil {
+		c.Batcher.install(&cfg)
 	}
 	if c.OnPublish != nil {
 		on := c.OnPublish

@@ -768,10 +768,11 @@ type publisher struct {
 // drain publishes waiting messages until none is left or one fails; it
 // reports false when one failed (it waits again in the outbox). At QoS 0
 // it publishes in rounds: the messages waiting when a round starts are
-// written to the connection together (mqttclient.Batcher) and leave in
-// one write when the round ends, a few microseconds a message later.
+// encoded into the connection's buffer (mqttclient.Batcher) and leave in
+// one write when the round ends, a microsecond or so a message later.
 // A lone message is a round of one and leaves at once. (At QoS 1 each
-// publish waits for its PUBACK, so each leaves on its own.)
+// publish goes through paho and waits for its PUBACK, so each leaves on
+// its own.)
 func (p *publisher) drain(ctx context.Context) bool {
 	s := p.s
 	if p.pub.QoS > 0 {
@@ -833,14 +834,17 @@ func (p *publisher) round(ctx context.Context, n int) bool {
 // message goes back to the outbox and publish reports false.
 func (p *publisher) publish(ctx context.Context, m msg) bool {
 	s := p.s
-	p.pub.Topic, p.pub.Retain, p.pub.Payload = m.topic, m.retain, m.payload
-	if p.pub.QoS > 0 {
+	var err error
+	if p.pub.QoS == 0 {
+		// Encoded straight into the connection's buffer.
+		err = s.batch.Publish(m.topic, m.payload, m.retain, s.ctype)
+	} else {
 		// paho may keep a QoS 1 message for a retransmission after
 		// Publish returns, so it gets its own copy.
-		p.pub.Payload = append([]byte(nil), m.payload...)
+		p.pub.Topic, p.pub.Retain, p.pub.Payload = m.topic, m.retain, append([]byte(nil), m.payload...)
+		_, err = s.cm.Publish(ctx, &p.pub)
+		p.pub.Payload = nil
 	}
-	_, err := s.cm.Publish(ctx, &p.pub)
-	p.pub.Payload = nil
 	if err != nil {
 		if !errors.Is(err, autopaho.ConnectionDownError) {
 			s.m.publishErrors.Inc()
