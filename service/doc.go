@@ -54,7 +54,8 @@
 // # Time
 //
 // Policy time is frame time. Frames move the engine's clock; when they
-// stop, a 10 ms ticker moves it to the watermark
+// stop, a 10 ms tick moves it to the watermark (from clock_lag after the
+// last batch on: before, the watermark is behind the clock anyway)
 //
 //	now = newest frame timestamp + wall time since its batch arrived − clock_lag
 //

@@ -48,13 +48,18 @@ type outbox struct {
 	// wake has room for one signal: ready leaves one when envelopes
 	// wait.
 	wake chan struct{}
+	// last is the queue of the message take returned last, -1 before
+	// the first or after take found nothing: the publisher's spare
+	// buffer goes back to it.
+	last int
 }
 
 // topicQueue is one topic's waiting envelopes, oldest first, in a ring.
 type topicQueue struct {
 	msgs    []msg
 	head, n int
-	stream  bool // a stream topic: its limit is len(msgs), always
+	stream  bool   // a stream topic: its limit is len(msgs), always
+	spare   []byte // a buffer for the slot the next take empties
 }
 
 // limit is how many envelopes q may hold when signal topics may hold
@@ -86,6 +91,7 @@ func newOutbox(topics int, streams ...int) *outbox {
 		depth: 1,
 		order: make([]int32, topics*topicDepth+len(streams)*(streamDepth-topicDepth)),
 		wake:  make(chan struct{}, 1),
+		last:  -1,
 	}
 	for i := range b.qs {
 		b.qs[i].msgs = make([]msg, topicDepth)
@@ -152,12 +158,20 @@ func (b *outbox) ready() {
 	}
 }
 
-// take removes the oldest waiting message. Its payload is a queue's
-// buffer; the queue keeps spare instead, for a later put. ok is false
-// when nothing waits.
+// take removes the oldest waiting message. Its payload is its queue's
+// buffer, which the queue replaces with its spare. spare is the payload
+// of the message taken before (or the buffer giveBack returned): it
+// goes back to that message's queue, as its spare. So every queue keeps
+// buffers of its own messages' size: a window stream's large buffers
+// do not travel to signal topics, leaving the window's queue small
+// buffers to grow at every window. ok is false when nothing waits.
 func (b *outbox) take(spare []byte) (m msg, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.last >= 0 && spare != nil {
+		b.qs[b.last].spare = spare
+	}
+	b.last = -1
 	if b.n == 0 {
 		return msg{}, false
 	}
@@ -168,7 +182,8 @@ func (b *outbox) take(spare []byte) (m msg, ok bool) {
 	q := &b.qs[i]
 	p := &q.msgs[q.head]
 	m = *p
-	p.payload = spare[:0]
+	p.payload, q.spare = q.spare[:0], nil
+	b.last = int(i)
 	q.head = (q.head + 1) % len(q.msgs)
 	q.n--
 	return m, true

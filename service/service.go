@@ -494,7 +494,11 @@ func (s *Service) receive(p *paho.Publish) {
 // what the step produced (outbox.ready).
 func (s *Service) runEngine(ctx context.Context) {
 	defer close(s.reload.gone)
-	t := time.NewTicker(tick)
+	// The clock ticks only while frames are quiet: after a batch the
+	// watermark stays behind the engine's clock, so an advance does
+	// nothing, until clock_lag has passed (see quiet).
+	quiet := s.quiet()
+	t := time.NewTimer(quiet)
 	defer t.Stop()
 	for {
 		select {
@@ -502,10 +506,13 @@ func (s *Service) runEngine(ctx context.Context) {
 			s.handleBatch(m.b, m.topic)
 			s.free <- m.b
 			s.out.ready()
+			s.notify.beat()
+			t.Reset(quiet)
 		case <-t.C:
 			s.notify.beat()
 			s.advance()
 			s.out.ready()
+			t.Reset(tick)
 		case done := <-s.republish:
 			s.engine.Republish()
 			s.out.ready()
@@ -590,6 +597,16 @@ func (s *Service) handleBatch(b []byte, topic string) {
 	}
 	s.syncStats()
 }
+
+// quiet is how long after a batch the engine's clock first needs
+// moving on: the watermark (the batch's newest frame time, plus the
+// wall time since, minus clock_lag) reaches the engine's clock only
+// clock_lag after the batch. Every deadline before the newest frame
+// has fired with it, so until then an advance fires nothing, and the
+// clock ticks (every tick) only from then on. Waking the engine every
+// tick while batches arrive every 10 ms would double its wake-ups for
+// nothing.
+func (s *Service) quiet() time.Duration { return max(tick, s.cfg.ClockLag) }
 
 // watermark is the frame time that no frame still in flight can
 // precede: the newest frame time plus the wall time since it arrived,
