@@ -109,8 +109,16 @@ awk -v s="$secs" -v hz="$hz" -v t="$((t1 - t0))" -v e="$((e1 - e0))" -v w="$((w1
 }'
 echo "system calls (strace -c -f, top 8):"
 awk '/^-/ {n++; next} n == 1 && NF >= 5 {print "  " $NF, $4}' "$work/strace.txt" | sort -k2 -nr | head -8
-echo "bench:"
-grep -E 'cpu|p99|loss|lost|envelopes' "$work/bench.out" | head -12 | sed 's/^/  /'
+echo "bench (its own figures over the whole run):"
+result=$(grep '^{"scenario"' "$work/bench.out" | tail -1)
+if [[ -z $result ]]; then
+    tail -5 "$work/bench.out" | sed 's/^/  /'
+else
+    for field in '"cpu_pct":{[^}]*}' '"latency_ms":{"raw":{[^}]*},"envelopes":{[^}]*}' '"raw_lost":[0-9]*' \
+        '"envelopes_lost":[0-9]*' '"envelopes_per_s":[0-9.]*' '"broker_us_per_message":[0-9.]*' '"warnings":\[[^]]*\]'; do
+        grep -o "$field" <<<"$result" | sed 's/^/  /' || true
+    done
+fi
 if [[ -n ${PERF:-} ]]; then
     echo "perf (self, top 40):"
     sed 's/^/  /' "$work/perf.txt"
