@@ -100,8 +100,10 @@ func (c *conn) flush() error {
 		c.buf = c.buf[:0]
 		return c.err
 	}
-	_, err := c.Conn.Write(c.buf)
+	// Counted before it is made: what it carries may be answered before
+	// Write returns.
 	c.writes.Add(1)
+	_, err := c.Conn.Write(c.buf)
 	c.buf = c.buf[:0]
 	if err != nil {
 		c.err = err

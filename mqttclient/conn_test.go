@@ -80,8 +80,8 @@ func TestBatcherOneWrite(t *testing.T) {
 	sub := brokertest.Connect(t, br.URL)
 	sub.Subscribe("t/#")
 	cm, b := connectBatched(t, br.URL)
-	w0 := b.Writes()
 	b.Hold()
+	w0 := b.Writes() // paho's first PINGREQ, if it comes now, waits too
 	publishN(t, cm, 100, index)
 	if got := b.Writes() - w0; got != 0 {
 		t.Fatalf("got %d writes before Flush, want 0", got)
@@ -104,8 +104,10 @@ func TestUnheldPacketLeavesAtOnce(t *testing.T) {
 	cm, b := connectBatched(t, br.URL)
 	w0 := b.Writes()
 	publishN(t, cm, 10, index)
-	if got := b.Writes() - w0; got != 10 {
-		t.Fatalf("got %d writes for 10 packets outside a hold, want 10", got)
+	// paho's pinger sends a PINGREQ at its start when it has not seen
+	// the CONNECT go out: it may add one write of its own.
+	if got := b.Writes() - w0; got != 10 && got != 11 {
+		t.Fatalf("got %d writes for 10 packets outside a hold, want 10 (11 with a PINGREQ)", got)
 	}
 	waitInOrder(t, sub, 10)
 }
@@ -119,8 +121,8 @@ func TestBatcherFlushSize(t *testing.T) {
 	sub.Subscribe("t/#")
 	cm, b := connectBatched(t, br.URL)
 	big := func(i int) []byte { return append(index(i), bytes.Repeat([]byte{' '}, 10<<10)...) }
-	w0 := b.Writes()
 	b.Hold()
+	w0 := b.Writes()
 	publishN(t, cm, 20, big) // 200 KiB
 	held := b.Writes() - w0
 	if err := b.Flush(); err != nil {

@@ -120,6 +120,11 @@ func TestQoS1EnvelopesAcknowledged(t *testing.T) {
 			t.Fatalf("%s arrived at QoS %d, want 1", m.Topic, m.QoS)
 		}
 	}
+	// Counted once acknowledged: the last PUBACK may come after the
+	// subscriber has the envelope.
+	waitUntil(t, "20 envelopes counted published", func() bool {
+		return counter(t, r.m.published[pipeline.KindValue])-p0 >= 20
+	})
 	if n := counter(t, r.m.published[pipeline.KindValue]) - p0; n != 20 {
 		t.Fatalf("got %v envelopes counted published, want 20", n)
 	}

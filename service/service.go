@@ -838,9 +838,12 @@ func (p *publisher) round(ctx context.Context, n int) bool {
 	if batch {
 		if err := s.batch.Flush(); err != nil {
 			// The connection is closed: the client reconnects and
-			// republishes every signal's state.
-			s.m.publishErrors.Inc()
-			s.log.Debug("write failed; reconnecting", "err", err)
+			// republishes every signal's state. (A publish that met
+			// the same error has counted it.)
+			if ok {
+				s.m.publishErrors.Inc()
+				s.log.Debug("write failed; reconnecting", "err", err)
+			}
 			return false
 		}
 	}
