@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/packets"
@@ -174,4 +177,43 @@ func TestBatcherPublishAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(100, round); a != 0 {
 		t.Fatalf("got %v allocations per round of 20, want 0", a)
 	}
+}
+
+// TestBatcherFollowsReconnect: across a broker restart Batcher.Publish
+// fails with ConnectionDownError or the write's error, never writes to
+// the new connection before the broker accepted it (mosquitto would
+// close it for a PUBLISH before CONNECT), and then publishes on it.
+func TestBatcherFollowsReconnect(t *testing.T) {
+	br := brokertest.Start(t)
+	_, b := connectBatched(t, br.URL)
+	if err := b.Publish("t/before", []byte("1"), false, ""); err != nil {
+		t.Fatal(err)
+	}
+	br.Restart()
+	sub := brokertest.Connect(t, br.URL)
+	sub.Subscribe("t/#")
+	deadline := time.Now().Add(15 * time.Second)
+	for sub.Len() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing published through the Batcher within 15 s of the restart")
+		}
+		err := b.Publish("t/after", []byte("2"), false, "")
+		var ne net.Error
+		if err != nil && !errors.Is(err, autopaho.ConnectionDownError) && !errors.As(err, &ne) && !errors.Is(err, syscall.EPIPE) &&
+			!errors.Is(err, syscall.ECONNRESET) {
+			t.Fatalf("Publish during the reconnect: got %v, want ConnectionDownError or a network error", err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	m := sub.Messages()[0]
+	if m.Topic != "t/after" || string(m.Payload) != "2" {
+		t.Fatalf("got %s %q, want t/after \"2\"", m.Topic, m.Payload)
+	}
+	// The connection the message went out on is the one the broker
+	// accepted: a PUBLISH before CONNECT would have made mosquitto drop
+	// it, and this one would not arrive.
+	if err := b.Publish("t/after", []byte("3"), false, ""); err != nil {
+		t.Fatal(err)
+	}
+	sub.WaitFor("the second message", func(m []brokertest.Message) bool { return len(m) >= 2 })
 }
