@@ -32,6 +32,14 @@
 // as an alert or a reset after the handshake, so Dial notes the
 // broker's request to name the cause).
 //
+// A connection Dial makes writes each packet paho writes in one system
+// call (paho writes a packet's header and body apart) and reads through
+// a buffer. A Batcher (Config.Batcher) lets a publisher gather many
+// packets into one write: between Hold and Flush they wait in the
+// connection's buffer (at most FlushSize bytes), and Batcher.Publish
+// encodes a QoS 0 PUBLISH straight into it, without paho's per-message
+// allocations. candec's service sends each batch's envelopes so.
+//
 // Publisher.Confirm publishes once at QoS 1: a broker drops a QoS 0
 // message the user may not publish without a word, and the PUBACK of a
 // QoS 1 one says so (ErrPublishRefused, 0x87 not authorized).

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
-	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/yukart/candec/internal/readfile"
@@ -130,6 +129,9 @@ type Config struct {
 	// on its own goroutine, before or after OnDown; neither may block.
 	OnServerDisconnect func(reason byte)
 	OnConnectionLost   func(error)
+	// Batcher, when not nil, lets a publisher send many packets in one
+	// write (see Batcher).
+	Batcher *Batcher
 	// OnPublish receives every message; it is called from paho's single
 	// receiving goroutine and must not block for long. The Publish and
 	// its payload belong to the callee.
@@ -192,6 +194,9 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 	if c.Will != nil {
 		cfg.WillMessage = &paho.WillMessage{Topic: c.Will.Topic, Payload: c.Will.Payload, QoS: c.Will.QoS, Retain: c.Will.Retain}
 		cfg.WillProperties = &paho.WillProperties{}
+	}
+	if c.Batcher != nil {
+		c.Batcher.install(&cfg)
 	}
 	if c.OnPublish != nil {
 		on := c.OnPublish
@@ -302,7 +307,10 @@ func TLSConfig(caFile, certFile, keyFile string) (*tls.Config, error) {
 }
 
 // Dial opens the network connection to the broker at u, with TCP_NODELAY
-// set, and TLS when tlsCfg is not nil.
+// set, and TLS when tlsCfg is not nil. The connection writes each MQTT
+// packet paho writes in one write (paho writes a packet's header and
+// body apart, and locks the connection around them), several at once
+// while a Batcher holds it, and reads through a buffer.
 func Dial(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", u.Host)
@@ -317,9 +325,7 @@ func Dial(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, error)
 		c = quickAck(tc)
 	}
 	if tlsCfg == nil {
-		// A *net.TCPConn is safe for concurrent writes and writes paho's
-		// header and payload in one writev; a wrapper would split them.
-		return c, nil
+		return newConn(c), nil
 	}
 	// A broker that requires a client certificate (mosquitto's
 	// require_certificate) refuses a client without one only after the
@@ -346,9 +352,7 @@ func Dial(ctx context.Context, u *url.URL, tlsCfg *tls.Config) (net.Conn, error)
 	if asked.Load() {
 		conn = &certlessConn{Conn: tc}
 	}
-	// paho writes a packet as several buffers; over TLS they are separate
-	// writes, which the lock keeps together.
-	return packets.NewThreadSafeConn(conn), nil
+	return newConn(conn), nil
 }
 
 // certlessConn is a TLS connection on which the broker asked for a

@@ -41,6 +41,7 @@ func (c *quickAckConn) Read(p []byte) (int, error) {
 
 // tcpConn returns the TCP connection under a connection Dial made.
 func tcpConn(c net.Conn) *net.TCPConn {
+	c = unwrap(c)
 	if q, ok := c.(*quickAckConn); ok {
 		return q.TCPConn
 	}

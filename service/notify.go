@@ -35,7 +35,7 @@ type notifier struct {
 	// stall, a test hook, runs on the engine goroutine at each beat.
 	stall func()
 
-	beats   atomic.Uint64 // the engine's ticks
+	beats   atomic.Uint64 // the engine's ticks and batches
 	ready   atomic.Bool   // READY=1 was sent
 	errOnce sync.Once
 }

@@ -9,9 +9,11 @@ import (
 
 // topicDepth is how many envelopes of one topic may wait for the broker
 // while it is connected: the engine handles a whole batch at once and
-// may publish a topic more than once per batch; the publisher, running
-// beside it, catches up before the next batch.
-const topicDepth = 8
+// may publish a topic more than once per batch (a 1 kHz signal ten
+// times in a 10 ms batch); the publisher takes the batch's envelopes
+// once the engine is done with it (outbox.ready), or, for a topic that
+// fills half its queue, as soon as that happens.
+const topicDepth = 16
 
 // streamDepth is how many messages of a stream topic (the window stream)
 // may wait, connected or not: 5 s of 10 ms windows. A stream's messages
@@ -32,6 +34,7 @@ const streamDepth = 512
 // instead keeps up to streamDepth messages, connected or not.
 //
 //	engine ──put──▶ queue[topic] ──▶ order FIFO ──take──▶ publisher ──▶ broker
+//	       ──ready (once a batch)──────────wake──────────▶
 //
 // The engine goroutine puts, the publisher goroutine takes; payload
 // buffers are swapped between the queues and the publisher, so nothing
@@ -44,16 +47,21 @@ type outbox struct {
 	head  int
 	n     int
 	total atomic.Int64 // n, readable without the lock (the queue depth gauge)
-	// wake has room for one signal: put leaves one when the order FIFO
-	// goes from empty to not empty.
+	// wake has room for one signal: ready leaves one when envelopes
+	// wait.
 	wake chan struct{}
+	// last is the queue of the message take returned last, -1 before
+	// the first or after take found nothing: the publisher's spare
+	// buffer goes back to it.
+	last int
 }
 
 // topicQueue is one topic's waiting envelopes, oldest first, in a ring.
 type topicQueue struct {
 	msgs    []msg
 	head, n int
-	stream  bool // a stream topic: its limit is len(msgs), always
+	stream  bool   // a stream topic: its limit is len(msgs), always
+	spare   []byte // a buffer for a put whose slot has none large enough
 }
 
 // limit is how many envelopes q may hold when signal topics may hold
@@ -85,6 +93,7 @@ func newOutbox(topics int, streams ...int) *outbox {
 		depth: 1,
 		order: make([]int32, topics*topicDepth+len(streams)*(streamDepth-topicDepth)),
 		wake:  make(chan struct{}, 1),
+		last:  -1,
 	}
 	for i := range b.qs {
 		b.qs[i].msgs = make([]msg, topicDepth)
@@ -131,24 +140,52 @@ func (b *outbox) put(i int, o *pipeline.Out, retain bool) (dropped int) {
 	m := &q.msgs[(q.head+q.n)%len(q.msgs)]
 	q.n++
 	m.slot, m.topic, m.retain, m.kind, m.ts, m.seq = i, o.Topic, retain, o.Kind, o.TS, o.Seq
+	if cap(m.payload) < len(o.Payload) && cap(q.spare) >= len(o.Payload) {
+		m.payload, q.spare = q.spare, m.payload
+	}
 	m.payload = append(m.payload[:0], o.Payload...)
-	wasEmpty := b.n == 1 && dropped == 0
+	busy := q.n == q.limit(b.depth)/2
 	b.mu.Unlock()
-	if wasEmpty {
-		select {
-		case b.wake <- struct{}{}:
-		default:
-		}
+	if busy {
+		b.signal()
 	}
 	return dropped
 }
 
-// take removes the oldest waiting message. Its payload is a queue's
-// buffer; the queue keeps spare instead, for a later put. ok is false
-// when nothing waits.
+// signal wakes the publisher.
+func (b *outbox) signal() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
+	}
+}
+
+// ready wakes the publisher when envelopes wait. The engine calls it
+// once it has handled a batch (or a tick, a republish, a policy swap),
+// not at each put: the publisher then takes the batch's envelopes
+// together and sends them in one write, and wakes once a batch, not
+// once an envelope. (put wakes it sooner for a topic whose queue is
+// half full, so that a long batch does not fill it.)
+func (b *outbox) ready() {
+	if b.len() > 0 {
+		b.signal()
+	}
+}
+
+// take removes the oldest waiting message; its payload is its queue's
+// buffer. spare is the payload of the message taken before (or the
+// buffer giveBack returned): it goes back to that message's queue, as
+// the spare its next put fills. So every queue keeps a few buffers of
+// its own messages' size: a window stream's large buffers do not
+// travel to signal topics, leaving the window's queue small buffers to
+// grow at every window. ok is false when nothing waits.
 func (b *outbox) take(spare []byte) (m msg, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if q := b.spareOf(); q != nil && cap(spare) > cap(q.spare) {
+		q.spare = spare
+	}
+	b.last = -1
 	if b.n == 0 {
 		return msg{}, false
 	}
@@ -159,10 +196,20 @@ func (b *outbox) take(spare []byte) (m msg, ok bool) {
 	q := &b.qs[i]
 	p := &q.msgs[q.head]
 	m = *p
-	p.payload = spare[:0]
+	p.payload = nil
+	b.last = int(i)
 	q.head = (q.head + 1) % len(q.msgs)
 	q.n--
 	return m, true
+}
+
+// spareOf is the queue of the message take returned last, or nil.
+// b.mu is held.
+func (b *outbox) spareOf() *topicQueue {
+	if b.last < 0 {
+		return nil
+	}
+	return &b.qs[b.last]
 }
 
 // giveBack returns a message the broker did not take to the front of the

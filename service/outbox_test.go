@@ -39,8 +39,9 @@ func TestOutboxOrderAndDepth(t *testing.T) {
 	got := drainAll(b)
 	// The two oldest of each topic were dropped; the rest come in order
 	// per topic, the newest last.
-	if got[0] != "a#3" || got[1] != "b#3" || got[len(got)-2] != "a#10" || got[len(got)-1] != "b#10" {
-		t.Fatalf("got %v; want a#3 b#3 … a#10 b#10", got)
+	last := topicDepth + 2
+	if got[0] != "a#3" || got[1] != "b#3" || got[len(got)-2] != fmt.Sprintf("a#%d", last) || got[len(got)-1] != fmt.Sprintf("b#%d", last) {
+		t.Fatalf("got %v; want a#3 b#3 … a#%d b#%d", got, last, last)
 	}
 }
 
@@ -108,7 +109,7 @@ func TestOutboxGrows(t *testing.T) {
 		b.put(4, out("e", seq), true) // its own depth: none of a's or b's dropped
 	}
 	got := drainAll(b)
-	want := []string{"a#8"}
+	want := []string{fmt.Sprintf("a#%d", topicDepth)}
 	for seq := 1; seq <= topicDepth-1; seq++ {
 		want = append(want, fmt.Sprintf("b#%d", seq))
 	}
@@ -117,5 +118,73 @@ func TestOutboxGrows(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got %v\nwant %v", got, want)
+	}
+}
+
+// woken reports whether the publisher was woken, and takes the signal.
+func woken(b *outbox) bool {
+	select {
+	case <-b.wake:
+		return true
+	default:
+		return false
+	}
+}
+
+// TestOutboxWake: put does not wake the publisher, ready does when
+// something waits, and put does when a topic's queue gets half full.
+func TestOutboxWake(t *testing.T) {
+	b := newOutbox(2)
+	b.setConnected(true)
+	b.ready()
+	if woken(b) {
+		t.Fatal("ready with nothing waiting woke the publisher")
+	}
+	for seq := uint64(1); seq < topicDepth/2; seq++ {
+		b.put(0, out("a", seq), true)
+		b.put(1, out("b", seq), true)
+	}
+	if woken(b) {
+		t.Fatalf("put woke the publisher with %d waiting per topic, want no wake below %d", topicDepth/2-1, topicDepth/2)
+	}
+	b.ready()
+	if !woken(b) {
+		t.Fatal("ready with envelopes waiting did not wake the publisher")
+	}
+	b.put(0, out("a", topicDepth/2), true)
+	if !woken(b) {
+		t.Fatalf("put did not wake the publisher when topic a's queue reached %d", topicDepth/2)
+	}
+}
+
+// TestOutboxBuffersStayWithTheirTopic: the buffer the publisher hands
+// back goes to the queue of the message it came from, so a large
+// window's buffer is reused for the next window, not by a signal.
+func TestOutboxBuffersStayWithTheirTopic(t *testing.T) {
+	b := newOutbox(2, 0)
+	b.setConnected(true)
+	big := &pipeline.Out{Topic: "w", Payload: make([]byte, 1<<16)}
+	var spare []byte
+	for range 3 { // warm up: each queue's buffers grow
+		b.put(0, big, false)
+		b.put(1, out("s", 1), true)
+		for _, want := range []int{0, 1} {
+			m, _ := b.take(spare)
+			if m.slot != want {
+				t.Fatalf("took slot %d, want %d", m.slot, want)
+			}
+			spare = m.payload
+		}
+	}
+	small := out("s", 1)
+	if n := testing.AllocsPerRun(50, func() {
+		b.put(0, big, false)
+		b.put(1, small, true)
+		for range 2 {
+			m, _ := b.take(spare)
+			spare = m.payload
+		}
+	}); n != 0 {
+		t.Fatalf("got %v allocations per window and signal, want 0", n)
 	}
 }

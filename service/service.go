@@ -97,6 +97,7 @@ type Service struct {
 	connected atomic.Bool
 	upAt      atomic.Int64 // when the current connection came up, Unix ns
 	running   atomic.Bool
+	batch     mqttclient.Batcher                         // the envelopes of a batch leave in one write (QoS 0)
 	cm        *autopaho.ConnectionManager                // set by Run before its goroutines start
 	conn      atomic.Pointer[autopaho.ConnectionManager] // cm, for other goroutines (tests)
 
@@ -230,6 +231,9 @@ func (s *Service) clientConfig() mqttclient.Config {
 		OnDown:         s.onDown,
 		OnConnectError: s.onConnectError,
 		OnPublish:      s.receive,
+	}
+	if s.qos == 0 {
+		c.Batcher = &s.batch
 	}
 	// How a connection ended tells a takeover of the client id.
 	c.OnServerDisconnect = s.onServerDisconnect
@@ -486,24 +490,36 @@ func (s *Service) receive(p *paho.Publish) {
 
 // runEngine owns the pipeline engine: it feeds it the queued batches,
 // moves its clock on while frames are quiet, republishes on request, and
-// flushes it when ctx ends.
+// flushes it when ctx ends. After each step it wakes the publisher for
+// what the step produced (outbox.ready).
 func (s *Service) runEngine(ctx context.Context) {
 	defer close(s.reload.gone)
-	t := time.NewTicker(tick)
+	// The clock ticks only while frames are quiet: after a batch the
+	// watermark stays behind the engine's clock, so an advance does
+	// nothing, until clock_lag has passed (see quiet).
+	quiet := s.quiet()
+	t := time.NewTimer(quiet)
 	defer t.Stop()
 	for {
 		select {
 		case m := <-s.in:
 			s.handleBatch(m.b, m.topic)
 			s.free <- m.b
+			s.out.ready()
+			s.notify.beat()
+			t.Reset(quiet)
 		case <-t.C:
 			s.notify.beat()
 			s.advance()
+			s.out.ready()
+			t.Reset(tick)
 		case done := <-s.republish:
 			s.engine.Republish()
+			s.out.ready()
 			close(done)
 		case r := <-s.reload.req:
 			s.applyPolicy(r)
+			s.out.ready()
 		case <-ctx.Done():
 			// Batches that arrived before the end are decoded, for at
 			// most half the shutdown timeout: an overloaded decoder's
@@ -581,6 +597,16 @@ func (s *Service) handleBatch(b []byte, topic string) {
 	}
 	s.syncStats()
 }
+
+// quiet is how long after a batch the engine's clock first needs
+// moving on: the watermark (the batch's newest frame time, plus the
+// wall time since, minus clock_lag) reaches the engine's clock only
+// clock_lag after the batch. Every deadline before the newest frame
+// has fired with it, so until then an advance fires nothing, and the
+// clock ticks (every tick) only from then on. Waking the engine every
+// tick while batches arrive every 10 ms would double its wake-ups for
+// nothing.
+func (s *Service) quiet() time.Duration { return max(tick, s.cfg.ClockLag) }
 
 // watermark is the frame time that no frame still in flight can
 // precede: the newest frame time plus the wall time since it arrived,
@@ -757,7 +783,13 @@ type publisher struct {
 }
 
 // drain publishes waiting messages until none is left or one fails; it
-// reports false when one failed (it waits again in the outbox).
+// reports false when one failed (it waits again in the outbox). At QoS 0
+// it publishes in rounds: the messages waiting when a round starts are
+// encoded into the connection's buffer (mqttclient.Batcher) and leave in
+// one write when the round ends, a microsecond or so a message later.
+// A lone message is a round of one and leaves at once. (At QoS 1 each
+// publish goes through paho and waits for its PUBACK, so each leaves on
+// its own.)
 func (p *publisher) drain(ctx context.Context) bool {
 	s := p.s
 	if p.pub.QoS > 0 {
@@ -768,40 +800,91 @@ func (p *publisher) drain(ctx context.Context) bool {
 		ctx, cancel = s.connection(ctx)
 		defer cancel()
 	}
-	for s.connected.Load() && ctx.Err() == nil {
-		m, ok := s.out.take(p.spare)
-		if !ok {
+	for {
+		n := s.out.len()
+		if n == 0 {
 			return true
 		}
-		p.pub.Topic, p.pub.Retain, p.pub.Payload = m.topic, m.retain, m.payload
-		if p.pub.QoS > 0 {
-			// paho may keep a QoS 1 message for a retransmission after
-			// Publish returns, so it gets its own copy.
-			p.pub.Payload = append([]byte(nil), m.payload...)
+		if !p.round(ctx, n) {
+			return false
 		}
-		_, err := s.cm.Publish(ctx, &p.pub)
-		p.pub.Payload = nil
-		if err != nil {
-			if !errors.Is(err, autopaho.ConnectionDownError) {
+	}
+}
+
+// round publishes up to n waiting messages, at QoS 0 in one write. It
+// reports false when the connection is down, ctx ended, or a publish or
+// the write failed.
+func (p *publisher) round(ctx context.Context, n int) bool {
+	s := p.s
+	batch := p.pub.QoS == 0
+	if batch {
+		s.batch.Hold()
+	}
+	ok := true
+	for range n {
+		if !s.connected.Load() || ctx.Err() != nil {
+			ok = false
+			break
+		}
+		m, more := s.out.take(p.spare)
+		if !more {
+			break
+		}
+		if !p.publish(ctx, m) {
+			ok = false
+			break
+		}
+	}
+	if batch {
+		if err := s.batch.Flush(); err != nil {
+			// The connection is closed: the client reconnects and
+			// republishes every signal's state. (A publish that met
+			// the same error has counted it.)
+			if ok {
 				s.m.publishErrors.Inc()
-				s.log.Debug("publish failed; will retry", "topic", m.topic, "err", err)
-			}
-			var replaced bool
-			if p.spare, replaced = s.out.giveBack(m); replaced {
-				if m.slot == windowSlot {
-					s.m.windowOverflow.Inc()
-				} else {
-					s.m.coalesced.Inc()
-				}
+				s.log.Debug("write failed; reconnecting", "err", err)
 			}
 			return false
 		}
-		p.spare = m.payload
-		s.m.published[m.kind].Inc()
-		switch m.kind {
-		case pipeline.KindValue, pipeline.KindTrailing, pipeline.KindFlush:
-			s.m.latency.Observe(float64(s.now().UnixNano()-m.ts) / 1e9)
-		}
 	}
-	return s.out.len() == 0
+	return ok
+}
+
+// publish hands one message to the MQTT client. When it fails the
+// message goes back to the outbox and publish reports false.
+func (p *publisher) publish(ctx context.Context, m msg) bool {
+	s := p.s
+	var err error
+	if p.pub.QoS == 0 {
+		// Encoded straight into the connection's buffer.
+		err = s.batch.Publish(m.topic, m.payload, m.retain, s.ctype)
+	} else {
+		// paho may keep a QoS 1 message for a retransmission after
+		// Publish returns, so it gets its own copy.
+		p.pub.Topic, p.pub.Retain, p.pub.Payload = m.topic, m.retain, append([]byte(nil), m.payload...)
+		_, err = s.cm.Publish(ctx, &p.pub)
+		p.pub.Payload = nil
+	}
+	if err != nil {
+		if !errors.Is(err, autopaho.ConnectionDownError) {
+			s.m.publishErrors.Inc()
+			s.log.Debug("publish failed; will retry", "topic", m.topic, "err", err)
+		}
+		var replaced bool
+		if p.spare, replaced = s.out.giveBack(m); replaced {
+			if m.slot == windowSlot {
+				s.m.windowOverflow.Inc()
+			} else {
+				s.m.coalesced.Inc()
+			}
+		}
+		return false
+	}
+	p.spare = m.payload
+	s.m.published[m.kind].Inc()
+	switch m.kind {
+	case pipeline.KindValue, pipeline.KindTrailing, pipeline.KindFlush:
+		s.m.latency.Observe(float64(s.now().UnixNano()-m.ts) / 1e9)
+	}
+	return true
 }
