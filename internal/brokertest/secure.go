@@ -218,3 +218,35 @@ func writePEM(t testing.TB, dir, name, typ string, b []byte) string {
 	}
 	return p
 }
+
+// CA is a certificate authority made for one test, for brokers and
+// clients that StartSecure does not start: a bridge between two
+// brokers, each with its own configuration.
+type CA struct {
+	ca  *testCA
+	dir string
+	// File is the CA's PEM certificate.
+	File string
+}
+
+// NewCA makes a CA whose files go in dir.
+func NewCA(t testing.TB, dir string) *CA {
+	t.Helper()
+	ca := newCA(t, "candec test CA")
+	return &CA{ca: ca, dir: dir, File: ca.write(t, dir, "ca.pem")}
+}
+
+// Server writes a certificate and key for a broker on 127.0.0.1, as
+// base.pem and base.key, and returns their paths.
+func (c *CA) Server(t testing.TB, base string) (certFile, keyFile string) {
+	t.Helper()
+	return c.ca.issue(t, c.dir, base, "127.0.0.1", true)
+}
+
+// Client writes a client certificate whose common name is cn (with
+// use_identity_as_username, the user name), as base.pem and base.key,
+// and returns their paths.
+func (c *CA) Client(t testing.TB, base, cn string) (certFile, keyFile string) {
+	t.Helper()
+	return c.ca.issue(t, c.dir, base, cn, false)
+}

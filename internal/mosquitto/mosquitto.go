@@ -112,6 +112,13 @@ type Options struct {
 	// ACLFile, when set, is the broker's ACL file: what each user may
 	// read and write.
 	ACLFile string
+	// Persistence keeps the broker's messages, sessions and queues in
+	// Dir across a restart (mosquitto saves them when it stops).
+	Persistence bool
+	// Extra is configuration appended as is: a bridge's section, for
+	// example (after every other line, so that a connection section
+	// takes only its own).
+	Extra string
 }
 
 // Process is a running mosquitto: PID, Exited, Err and Wait come from
@@ -190,8 +197,9 @@ func start(ctx context.Context, o Options, port int) (*Process, error) {
 
 // config returns the configuration of a broker on port that logs to
 // logFile: localhost only, anonymous unless o has a password file or
-// takes the user name from the client certificate, TCP_NODELAY, no
-// persistence, TLS when o has a certificate, o's ACL file.
+// takes the user name from the client certificate, TCP_NODELAY,
+// persistence in o.Dir only if asked, TLS when o has a certificate, o's
+// ACL file, then o.Extra.
 func config(port int, logFile string, root bool, o Options) string {
 	var c strings.Builder
 	fmt.Fprintf(&c, "listener %d 127.0.0.1\n", port)
@@ -219,7 +227,11 @@ func config(port int, logFile string, root bool, o Options) string {
 		fmt.Fprintf(&c, "acl_file %s\n", o.ACLFile)
 	}
 	c.WriteString("set_tcp_nodelay true\n")
-	c.WriteString("persistence false\n")
+	if o.Persistence {
+		fmt.Fprintf(&c, "persistence true\npersistence_location %s%c\n", o.Dir, filepath.Separator)
+	} else {
+		c.WriteString("persistence false\n")
+	}
 	fmt.Fprintf(&c, "log_dest file %s\n", logFile)
 	c.WriteString("log_type error\nlog_type warning\nlog_type notice\n")
 	if o.Verbose {
@@ -230,6 +242,12 @@ func config(port int, logFile string, root bool, o Options) string {
 		// As root, mosquitto would switch to the user "mosquitto", which
 		// cannot write the log in a private directory.
 		c.WriteString("user root\n")
+	}
+	if o.Extra != "" {
+		c.WriteString(o.Extra)
+		if !strings.HasSuffix(o.Extra, "\n") {
+			c.WriteString("\n")
+		}
 	}
 	return c.String()
 }

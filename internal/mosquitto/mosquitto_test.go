@@ -65,6 +65,8 @@ func TestConfig(t *testing.T) {
 		{"client certificate and password", false, Options{CAFile: "/c/ca.pem", CertFile: "/c/s.pem", KeyFile: "/c/s.key", RequireCertificate: true, PasswordFile: "/p"},
 			[]string{"require_certificate true\n", "allow_anonymous false\n", "password_file /p\n"}, []string{"use_identity_as_username"}},
 		{"acl", false, Options{PasswordFile: "/p", ACLFile: "/a/acl"}, []string{"acl_file /a/acl\n", "password_file /p\n"}, nil},
+		{"persistence", false, Options{Dir: "/tmp/x", Persistence: true}, []string{"persistence true\n", "persistence_location /tmp/x/\n"}, []string{"persistence false"}},
+		{"extra last", true, Options{Extra: "connection up\naddress 127.0.0.1:1"}, []string{"user root\nconnection up\naddress 127.0.0.1:1\n"}, nil},
 	}
 	for _, tt := range tests {
 		c := config(18831, "/tmp/x/mosquitto.log", tt.root, tt.o)
