@@ -329,3 +329,77 @@ func TestUplinkSurvivesOutage(t *testing.T) {
 	t.Logf("%v windows published, %v during the %s outage; cloud got %d (%d distinct), %.0f bytes of payload a second, %.0f windows a second",
 		want, during, d, n, distinct, float64(bytes)/secs, float64(n)/secs)
 }
+
+// connectCert connects to the cloud broker with a client certificate
+// whose common name is cn, and waits for the connection.
+func connectCert(t *testing.T, rawURL string, ca *brokertest.CA, cn string) *aclClient {
+	t.Helper()
+	c := &aclClient{seen: make(chan string, 64)}
+	cert, key := ca.Client(t, cn, cn)
+	at := mqttclient.NewAttempts()
+	cm, err := mqttclient.Connect(context.Background(), mqttclient.Config{
+		Settings:       mqttclient.Settings{Broker: rawURL, ClientID: cn, CAFile: ca.File, CertFile: cert, KeyFile: key},
+		OnConnectError: at.Record,
+		OnPublish: func(p *paho.Publish) {
+			m := p.Topic + " " + string(p.Payload)
+			c.mu.Lock()
+			c.got = append(c.got, m)
+			c.mu.Unlock()
+			select {
+			case c.seen <- m:
+			default:
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = cm.Disconnect(ctx)
+	})
+	c.cm = cm
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := at.Await(ctx, cm, rawURL, 10*time.Second); err != nil {
+		t.Fatalf("%s: %v", cn, err)
+	}
+	return c
+}
+
+// TestFleetACL: with fleet.acl as shipped, a car writes under its own
+// prefix and nowhere else: kart02 cannot put a window into kart01's
+// stream, and the ingest, which reads every car's, never sees one.
+func TestFleetACL(t *testing.T) {
+	if brokertest.FindMosquitto() == "" {
+		if os.Getenv(brokertest.RequireEnv) == "1" {
+			t.Fatal("mosquitto not found")
+		}
+		t.Skip("mosquitto not found (the embedded broker has no client certificates)")
+	}
+	u := &uplink{dir: t.TempDir()}
+	u.ca = brokertest.NewCA(t, u.dir)
+	u.startCloud(t)
+	ingest := connectCert(t, u.cloud.URL, u.ca, "ingest")
+	ingest.subscribe(t, "fleet/#")
+	kart02 := connectCert(t, u.cloud.URL, u.ca, "kart02")
+	if rc := kart02.publish(t, "fleet/kart02/yukart/window", "own"); rc != 0 {
+		t.Fatalf("kart02 on its own prefix: reason %#x, want 0", rc)
+	}
+	ingest.wait(t, "fleet/kart02/yukart/window own")
+	for _, topic := range []string{"fleet/kart01/yukart/window", "fleet/kart01/bridge/state", "yukart/window", "fleet/kart020/x"} {
+		if rc := kart02.publish(t, topic, "spoof"); rc != 0x87 {
+			t.Errorf("kart02 publishing on %s: reason %#x, want 0x87 (not authorized)", topic, rc)
+		}
+	}
+	if rc := kart02.publish(t, "fleet/kart02/yukart/window", "after"); rc != 0 {
+		t.Fatalf("kart02 on its own prefix: reason %#x, want 0", rc)
+	}
+	ingest.wait(t, "fleet/kart02/yukart/window after")
+	for _, m := range ingest.received() {
+		if strings.HasSuffix(m, " spoof") {
+			t.Errorf("the ingest received %q", m)
+		}
+	}
+}
