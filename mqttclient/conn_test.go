@@ -37,7 +37,24 @@ func connectBatched(t testing.TB, url string) (*autopaho.ConnectionManager, *Bat
 	if err := cm.AwaitConnection(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// autopaho ends AwaitConnection before it calls OnConnectionUp, where
+	// the Batcher takes the connection: until then the Batcher has none
+	// (a Publish is ConnectionDownError, a Hold holds nothing).
+	deadline := time.Now().Add(10 * time.Second)
+	for !b.connected() {
+		if time.Now().After(deadline) {
+			t.Fatal("the Batcher has no connection 10 s after autopaho's")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	return cm, &b
+}
+
+// connected reports whether b has a connection the broker accepted.
+func (b *Batcher) connected() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.cur != nil
 }
 
 // publishN publishes n messages at QoS 0 on topics t/0 … t/4, payload
