@@ -216,13 +216,16 @@ func checkSibling(t *testing.T, installed string) {
 	}
 
 	// A watch that waits for a broker that does not answer: the PID is
-	// candec-mqtt's, and SIGTERM reaches its handler.
+	// candec-mqtt's, and SIGTERM reaches its handler. The signal goes
+	// once the watch has connected, which it does after it set up its
+	// signal handling (sent sooner, it would find the Go runtime's
+	// default, which dies of it).
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer l.Close()
 	broker := "mqtt://" + l.Addr().String()
-	l.Close()
 	watch := exec.Command(installed, "watch", "--broker", broker, "--connect-timeout", "1m")
 	var werr bytes.Buffer
 	watch.Stderr = &werr
@@ -234,6 +237,13 @@ func checkSibling(t *testing.T, installed string) {
 	for deadline := time.Now().Add(20 * time.Second); exe != sibling && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		exe, _ = os.Readlink(fmt.Sprintf("/proc/%d/exe", watch.Process.Pid))
 	}
+	_ = l.(*net.TCPListener).SetDeadline(time.Now().Add(20 * time.Second))
+	c, err := l.Accept()
+	if err != nil {
+		_ = watch.Process.Kill()
+		t.Fatalf("installed candec watch never connected to %s: %v", broker, err)
+	}
+	defer c.Close()
 	if err := watch.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
