@@ -16,7 +16,7 @@ func missingDocTests(t *testing.T, root, doc string) (missing []string, named in
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs := securityRef.FindAllStringSubmatch(string(text), -1)
+	refs := docTestRef.FindAllStringSubmatch(string(text), -1)
 	sources := map[string]string{} // package folder → its test files
 	for _, r := range refs {
 		dir, name := r[1], r[2]
