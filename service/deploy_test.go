@@ -124,11 +124,18 @@ type aclClient struct {
 
 func connectAs(t *testing.T, url, user string) (*aclClient, error) {
 	t.Helper()
-	c := &aclClient{seen: make(chan string, 64)}
 	s := mqttclient.Settings{Broker: url, ClientID: fmt.Sprintf("%s-%d", user, time.Now().UnixNano())}
 	if user != "" {
 		s.Username, s.Password = user, user+"-secret"
 	}
+	return connectWith(t, s)
+}
+
+// connectWith connects with s, recording what it receives, and waits
+// for the connection (or its refusal).
+func connectWith(t *testing.T, s mqttclient.Settings) (*aclClient, error) {
+	t.Helper()
+	c := &aclClient{seen: make(chan string, 64)}
 	at := mqttclient.NewAttempts()
 	cm, err := mqttclient.Connect(context.Background(), mqttclient.Config{
 		Settings:       s,
@@ -155,7 +162,7 @@ func connectAs(t *testing.T, url, user string) (*aclClient, error) {
 	c.cm = cm
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return c, at.Await(ctx, cm, url, 10*time.Second)
+	return c, at.Await(ctx, cm, s.Broker, 10*time.Second)
 }
 
 func (c *aclClient) publish(t *testing.T, topic, payload string) byte {

@@ -334,35 +334,9 @@ func TestUplinkSurvivesOutage(t *testing.T) {
 // whose common name is cn, and waits for the connection.
 func connectCert(t *testing.T, rawURL string, ca *brokertest.CA, cn string) *aclClient {
 	t.Helper()
-	c := &aclClient{seen: make(chan string, 64)}
 	cert, key := ca.Client(t, cn, cn)
-	at := mqttclient.NewAttempts()
-	cm, err := mqttclient.Connect(context.Background(), mqttclient.Config{
-		Settings:       mqttclient.Settings{Broker: rawURL, ClientID: cn, CAFile: ca.File, CertFile: cert, KeyFile: key},
-		OnConnectError: at.Record,
-		OnPublish: func(p *paho.Publish) {
-			m := p.Topic + " " + string(p.Payload)
-			c.mu.Lock()
-			c.got = append(c.got, m)
-			c.mu.Unlock()
-			select {
-			case c.seen <- m:
-			default:
-			}
-		},
-	})
+	c, err := connectWith(t, mqttclient.Settings{Broker: rawURL, ClientID: cn, CAFile: ca.File, CertFile: cert, KeyFile: key})
 	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = cm.Disconnect(ctx)
-	})
-	c.cm = cm
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := at.Await(ctx, cm, rawURL, 10*time.Second); err != nil {
 		t.Fatalf("%s: %v", cn, err)
 	}
 	return c
