@@ -6,7 +6,6 @@ import (
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
-	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/pipeline"
 )
@@ -207,17 +206,6 @@ func (f *sigFid) result(sig *dbc.Signal, secs float64) Fidelity {
 	}
 	r.HeartbeatsPerS, r.StalePerS = float64(f.heartbeats)/secs, float64(f.stale)/secs
 	return r
-}
-
-// envFloat is an envelope's value as a float64.
-func envFloat(e *envelope.Envelope) float64 {
-	switch e.Kind {
-	case envelope.Int:
-		return float64(e.Int)
-	case envelope.Uint:
-		return float64(e.Uint)
-	}
-	return e.Float
 }
 
 // truthOf is a decoded value: its physical value, which the published

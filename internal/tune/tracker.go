@@ -231,7 +231,7 @@ func (t *tracker) Publish(o *pipeline.Out) {
 			}
 		}
 	}
-	v, ts := envFloat(o.Env), o.TS
+	v, ts := o.Env.Float64(), o.TS
 	if t.received != nil {
 		v, ts = t.receivedValue(o)
 	}
@@ -251,9 +251,9 @@ func (t *tracker) receivedValue(o *pipeline.Out) (float64, int64) {
 		if t.bad == nil {
 			t.bad = fmt.Errorf("%w: %s: envelope seq %d was not received in its place (%d received)", ErrReceived, o.Topic, o.Seq, len(got))
 		}
-		return envFloat(o.Env), o.TS
+		return o.Env.Float64(), o.TS
 	}
-	return envFloat(&got[i]), got[i].TS
+	return got[i].Float64(), got[i].TS
 }
 
 // receivedAll fails unless every received envelope stood for one the
