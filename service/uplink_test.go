@@ -126,9 +126,6 @@ func (u *uplink) startCar(t *testing.T) {
 		"bridge_cafile ":   "bridge_cafile " + u.ca.File,
 		"bridge_certfile ": "bridge_certfile " + cert,
 		"bridge_keyfile ":  "bridge_keyfile " + key,
-		// Shipped: from 2 to 30 s between attempts. The test's cloud
-		// comes back at once, and the guarantee does not depend on it.
-		"restart_timeout ": "restart_timeout 1",
 	})
 	p, err := mosquitto.Start(context.Background(), mosquitto.Options{Dir: dir, Verbose: true, Persistence: true, Extra: conf})
 	if err != nil {
