@@ -31,8 +31,11 @@ type Window struct {
 // Car is one simulated car's drive: its id and every window it
 // publishes, in order.
 type Car struct {
-	ID      string
-	Epoch   uint64
+	ID    string
+	Epoch uint64
+	// Start is when the drive starts, in ns since the Unix epoch
+	// (CarConfig.Start); a window is due at Start + At.
+	Start   int64
 	Windows []Window
 }
 
@@ -91,7 +94,7 @@ type CarConfig struct {
 func NewCar(cfg CarConfig, i int) (Car, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
 	epoch := uint64(cfg.Start) + uint64(i) // a start of its own per car
-	car := Car{ID: fmt.Sprintf("car%05d", i), Epoch: epoch}
+	car := Car{ID: fmt.Sprintf("car%05d", i), Epoch: epoch, Start: cfg.Start}
 	var w envelope.Window
 	var perr error
 	eng, err := pipeline.New(cfg.DB, pipeline.Config{Policies: cfg.Policies, Epoch: epoch,
