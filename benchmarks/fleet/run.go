@@ -13,6 +13,7 @@ import (
 	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/benchmarks/procstat"
 	"github.com/yukart/candec/benchmarks/stack"
+	"github.com/yukart/candec/internal/latency"
 	"github.com/yukart/candec/internal/mosquitto"
 	"github.com/yukart/candec/mqttclient"
 )
@@ -390,7 +391,51 @@ func (c *car) waiting() int {
 func (c *car) close() { _ = c.conn.Close() }
 
 // count reads the lake's commit record: the windows committed, once or
-// more, against those published.
+// more, against those published, and when each commit was made.
 func (r *run) count(res *Result) error {
-	return errors.New("fleet: count: not yet")
+	ms, err := readManifests(r.lake)
+	if err != nil {
+		return err
+	}
+	type key struct {
+		vehicle string
+		epoch   uint64
+	}
+	cars := map[key]*Car{}
+	for i := range r.cfg.Cars {
+		c := &r.cfg.Cars[i]
+		cars[key{c.ID, c.Epoch}] = c
+	}
+	seen := map[key][]uint8{}
+	var lat latency.Histogram
+	for _, m := range ms {
+		for _, w := range m.Windows {
+			k := key{w.Vehicle, w.Epoch}
+			c := cars[k]
+			if c == nil {
+				return fmt.Errorf("fleet: %s names vehicle %q epoch %d, which no car is", m.path, w.Vehicle, w.Epoch)
+			}
+			if seen[k] == nil {
+				seen[k] = make([]uint8, len(c.Windows)+1)
+			}
+			for _, rg := range w.Seqs {
+				if rg[0] < 1 || rg[1] < rg[0] || rg[1] > uint64(len(c.Windows)) {
+					return fmt.Errorf("fleet: %s: vehicle %s: seqs %d-%d, the car sent 1-%d", m.path, w.Vehicle, rg[0], rg[1], len(c.Windows))
+				}
+				for s := rg[0]; s <= rg[1]; s++ {
+					if seen[k][s]++; seen[k][s] > 1 {
+						res.Duplicates++
+						continue
+					}
+					cw := &c.Windows[s-1]
+					res.CommittedWindows++
+					res.CommittedValues += cw.Values
+					lat.Record(m.time - (c.Start + int64(cw.At) + r.offset))
+				}
+			}
+		}
+	}
+	res.Lost = res.PublishedWindows - res.CommittedWindows
+	res.CommitP50, res.CommitP99 = lat.Quantile(0.5), lat.Quantile(0.99)
+	return nil
 }
