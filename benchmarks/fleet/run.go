@@ -66,7 +66,7 @@ type Result struct {
 	// WindowValues are the values the ingests took in the window, by
 	// their counters; IngestCPU their CPU in it, summed; BrokerCPU and
 	// CarsCPU (the bench process: the cars' connections) likewise.
-	WindowValues                   float64
+	WindowValues                  float64
 	IngestCPU, BrokerCPU, CarsCPU time.Duration
 	// Delivery is the time from a window's end to its arrival at a
 	// subscriber of a few cars through the broker; Commit from its end
