@@ -149,8 +149,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.ID == "":
 		return fmt.Errorf("%w: no instance id", ErrConfig)
-	case len(c.ID) > 100:
-		return fmt.Errorf("%w: instance id %q: longer than 100 bytes", ErrConfig, c.ID)
+	case len(c.ID) > 100 || lake.Escape(c.ID) != c.ID:
+		return fmt.Errorf("%w: instance id %q: want at most 100 letters, digits, '_', '-' and '.' (not leading)", ErrConfig, c.ID)
 	case len(c.Buses) == 0:
 		return fmt.Errorf("%w: no DBC", ErrConfig)
 	case c.Dir == "" && c.Store == nil:

@@ -1,35 +1,30 @@
 package ingest
 
 import (
-	"errors"
-
 	"github.com/yukart/candec/internal/lake"
 )
 
 // escape is the lake's escape of a name into a path element.
-func escape(s string) string {
-	const hex = "0123456789ABCDEF"
-	var b []byte
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.' && i > 0
-		if ok {
-			b = append(b, c)
-		} else {
-			b = append(b, '%', hex[c>>4], hex[c&15])
-		}
-	}
-	return string(b)
-}
+func escape(s string) string { return lake.Escape(s) }
 
-// openedLake is an open lake as the ingest uses it.
+// openedLake is an open lake as the ingest uses it: the tests give
+// one of their own.
 type openedLake struct {
 	store     lake.Store
 	newWriter func(prefix string) tableWriter
 	close     func() error
 }
 
-// openLake opens cfg's lake, shared with the other instances.
+// openLake opens cfg's lake, shared with the other instances (its
+// owner is the instance's id).
 func openLake(cfg Config) (openedLake, error) {
-	return openedLake{}, errors.New("ingest: the lake cannot be shared yet")
+	l, err := lake.Open(lake.Config{Dir: cfg.Dir, Store: cfg.Store, DBC: cfg.DBCHash, Owner: cfg.ID})
+	if err != nil {
+		return openedLake{}, err
+	}
+	return openedLake{
+		store:     l.Store(),
+		newWriter: func(prefix string) tableWriter { return l.NewWriterIn(prefix) },
+		close:     l.Close,
+	}, nil
 }

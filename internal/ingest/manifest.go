@@ -63,17 +63,17 @@ type pending struct {
 // record is an owner's commit record in the lake's store.
 type record struct {
 	store lake.Store
-	owner string // as given
-	dir   string // ManifestDir/<escaped owner>
+	owner string // Config.ID: a name Escape leaves as it is
+	dir   string // ManifestDir/<owner>
 }
 
 func newRecord(store lake.Store, owner string) *record {
-	return &record{store: store, owner: owner, dir: ManifestDir + "/" + escape(owner)}
+	return &record{store: store, owner: owner, dir: ManifestDir + "/" + owner}
 }
 
 // input is commit n's input name: the end of its data files' names.
 func (r *record) input(n uint64) string {
-	return fmt.Sprintf("%s-%010d", escape(r.owner), n)
+	return fmt.Sprintf("%s-%010d", r.owner, n)
 }
 
 func (r *record) manifestName(n uint64) string {
