@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -128,25 +127,18 @@ func (f *fleet) car(t *testing.T, id string) *car {
 	return &car{cm: cm, topic: "fleet/" + id + "/yukart/window"}
 }
 
-// publish publishes payloads at QoS 1, from a few goroutines at once.
+// publish publishes payloads at QoS 1, in order.
 func (c *car) publish(t *testing.T, payloads [][]byte) {
 	t.Helper()
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for g := range 8 {
-		wg.Go(func() {
-			for i := g; i < len(payloads); i += 8 {
-				if _, err := c.cm.Publish(context.Background(), &paho.Publish{Topic: c.topic, QoS: 1, Payload: payloads[i]}); err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := c.cm.AwaitConnection(ctx); err != nil {
 		t.Fatal(err)
+	}
+	for _, p := range payloads {
+		if _, err := c.cm.Publish(context.Background(), &paho.Publish{Topic: c.topic, QoS: 1, Payload: p}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
@@ -168,6 +160,13 @@ func startIngest(t *testing.T, cfg Config) *running {
 	r := &running{in: in, cancel: cancel, done: make(chan struct{})}
 	go func() { r.err = in.Run(ctx); close(r.done) }()
 	t.Cleanup(r.stop)
+	select {
+	case <-in.Ready():
+	case <-r.done:
+		t.Fatalf("the instance stopped before it subscribed: %v", r.err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no subscription within 30 s")
+	}
 	return r
 }
 

@@ -21,7 +21,9 @@ const maxVehicleBytes = 200
 // Counters are an instance's counts since it started.
 type Counters struct {
 	// Messages counts every message taken in: windows, duplicates and
-	// malformed ones alike. Acked counts those acknowledged.
+	// malformed ones alike. Acked counts the acknowledgements sent: not
+	// those of messages whose connection dropped before their commit
+	// (the broker sends them again).
 	Messages, Acked uint64
 	// Windows, Envelopes, Rows and Values count what was taken in and
 	// written (duplicates not counted); Stale the stale marks, which
@@ -68,7 +70,7 @@ type core struct {
 	newWriter func(prefix string) tableWriter
 	rec       *record
 	m         *metrics
-	ack       func([]ackRef) // sends the acknowledgements of a commit
+	ack       func([]ackRef) int // sends the acknowledgements of a commit, returns how many it sent
 
 	mu            sync.Mutex
 	vehicles      map[string]*vehicle
@@ -143,7 +145,7 @@ func newCore(cfg Config, newWriter func(prefix string) tableWriter, rec *record,
 	if len(ambiguous) > 0 {
 		cfg.Log.Warn("signals of one name in several messages: their values are skipped (reason signal)", "signals", ambiguous)
 	}
-	c := &core{cfg: cfg, sigs: sigs, newWriter: newWriter, rec: rec, m: m, ack: func([]ackRef) {},
+	c := &core{cfg: cfg, sigs: sigs, newWriter: newWriter, rec: rec, m: m, ack: func(refs []ackRef) int { return len(refs) },
 		vehicles: map[string]*vehicle{}, failed: make(chan struct{}), rollStart: cfg.Now(),
 		c: Counters{Malformed: map[string]uint64{}}}
 	for _, f := range cfg.Filters {
@@ -438,8 +440,7 @@ func (c *core) commit() error {
 			return err
 		}
 	}
-	c.ack(c.acks)
-	c.c.Acked += uint64(len(c.acks))
+	c.c.Acked += uint64(c.ack(c.acks))
 	c.c.Commits++
 	c.c.Files += uint64(len(files))
 	for _, v := range c.order {

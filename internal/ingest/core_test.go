@@ -15,7 +15,7 @@ const kartTopic = "fleet/kart01/yukart/window"
 // acked collects what a core acknowledges.
 type acked struct{ refs []ackRef }
 
-func (a *acked) record(refs []ackRef) { a.refs = append(a.refs, refs...) }
+func (a *acked) record(refs []ackRef) int { a.refs = append(a.refs, refs...); return len(refs) }
 
 // TestRowsAreWhatWasPublished: every value of the car's window stream,
 // in JSON and in MessagePack, is in the vehicle's rows once, at its

@@ -23,6 +23,9 @@ import (
 	"github.com/yukart/candec/pipeline"
 )
 
+// testEpoch is the car's run in the test windows.
+const testEpoch = 1791563850000000000
+
 // The car's DBC and capture.
 const (
 	testDBC     = "../../testdata/yukart.dbc"
@@ -56,7 +59,7 @@ func carWindows(t testing.TB, enc envelope.Encoding) [][]byte {
 			out = append(out, slices.Clone(o.Payload))
 		}
 	})
-	eng, err := pipeline.New(db, pipeline.Config{Encoding: enc, Window: &pipeline.WindowConfig{}}, sink)
+	eng, err := pipeline.New(db, pipeline.Config{Encoding: enc, Window: &pipeline.WindowConfig{}, Epoch: testEpoch}, sink)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
@@ -20,6 +21,8 @@ type Ingest struct {
 	cfg   Config
 	core  *core
 	close func() error // closes the lake
+	ready chan struct{}
+	once  sync.Once
 }
 
 // New checks cfg, opens the lake (shared with the other instances:
@@ -58,8 +61,12 @@ func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 		cfg.Log.Info("removed the files of an unfinished commit", "files", r.removed)
 	}
 	c.resume(r)
-	return &Ingest{cfg: cfg, core: c, close: l.close}, nil
+	return &Ingest{cfg: cfg, core: c, close: l.close, ready: make(chan struct{})}, nil
 }
+
+// Ready is closed once the broker has accepted the first subscription:
+// from then on, it keeps the instance's messages while it is away.
+func (in *Ingest) Ready() <-chan struct{} { return in.ready }
 
 // Counters returns the counts so far; after Run, the final ones.
 func (in *Ingest) Counters() Counters { return in.core.counters() }
@@ -79,7 +86,7 @@ func (in *Ingest) Run(ctx context.Context) (err error) {
 		return err
 	}
 	in.core.mu.Lock()
-	in.core.ack = func(refs []ackRef) { sess.ackAll(refs) }
+	in.core.ack = sess.ackAll
 	in.core.mu.Unlock()
 	tick := time.NewTicker(min(in.cfg.RollAge/4, time.Second))
 	defer tick.Stop()
@@ -169,6 +176,7 @@ func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager)
 			return
 		}
 	}
+	in.once.Do(func() { close(in.ready) })
 }
 
 // disconnect ends the connection cleanly: the broker keeps the session.

@@ -46,3 +46,81 @@ func TestIngestThroughBroker(t *testing.T) {
 		t.Errorf("the broker sent %d messages again: they were not acknowledged", c.Messages)
 	}
 }
+
+// TestCrashBetweenCommitAndAck: an instance that dies after a commit's
+// manifest and before its acknowledgements reached the broker: the
+// broker sends those windows again to the next start, which skips
+// every one of them (they are in its manifests) and takes the rest:
+// the lake holds every value once.
+func TestCrashBetweenCommitAndAck(t *testing.T) {
+	f := startFleet(t)
+	wins := carWindows(t, envelope.JSON)
+	dir := t.TempDir()
+	cfg := brokerConfig(t, f, "a", dir)
+	cfg.MaxUnacked = 500
+	cfg.afterManifest = func(n uint64) error {
+		if n == 1 {
+			return errCrash
+		}
+		return nil
+	}
+	first := startIngest(t, cfg)
+	f.car(t, "kart01").publish(t, wins)
+	<-first.done
+	if first.err != errCrash {
+		t.Fatalf("first run: %v, want the crash", first.err)
+	}
+	if c := first.in.Counters(); c.Acked != 500 || c.Commits != 1 {
+		t.Fatalf("first run: acked %d in %d commits, want 500 in 1 (commit 1 never acknowledged)", c.Acked, c.Commits)
+	}
+	cfg.afterManifest = nil
+	second := startIngest(t, cfg)
+	second.waitFor(t, "every window", func(c Counters) bool { return c.Windows+1000 >= uint64(len(wins)) })
+	second.stop()
+	if second.err != nil {
+		t.Fatal(second.err)
+	}
+	if c := second.in.Counters(); c.Duplicates != 500 {
+		t.Errorf("second run skipped %d windows, want the 500 of the commit never acknowledged", c.Duplicates)
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+}
+
+// TestResendAfterReconnect: the broker restarts while the instance holds
+// windows it took and has not committed; it sends them again on the new
+// connection (QoS 1, the session persists), and the instance, which
+// has them already, writes them once and acknowledges the new
+// delivery.
+func TestResendAfterReconnect(t *testing.T) {
+	f := startFleet(t)
+	wins := carWindows(t, envelope.JSON)
+	dir := t.TempDir()
+	cfg := brokerConfig(t, f, "a", dir)
+	cfg.MaxUnacked, cfg.RollAge = ReceiveMaximum, time.Hour // no commit before the end
+	r := startIngest(t, cfg)
+	half := len(wins) / 2
+	kart := f.car(t, "kart01")
+	kart.publish(t, wins[:half])
+	r.waitFor(t, "the first half", func(c Counters) bool { return c.Windows == uint64(half) })
+	if err := f.b.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	r.waitFor(t, "the resend", func(c Counters) bool { return c.Duplicates == uint64(half) })
+	kart.publish(t, wins[half:])
+	r.waitFor(t, "every window", func(c Counters) bool { return c.Windows == uint64(len(wins)) })
+	r.stop()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if c := r.in.Counters(); c.Commits != 1 || c.Acked != uint64(len(wins)) {
+		t.Errorf("%d commits acknowledged %d messages; want 1 acknowledging the %d of the live connection", c.Commits, c.Acked, len(wins))
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+	again := startIngest(t, brokerConfig(t, f, "a", dir))
+	time.Sleep(time.Second)
+	again.stop()
+	if c := again.in.Counters(); c.Messages != 0 {
+		t.Errorf("the broker sent %d messages again: they were not acknowledged", c.Messages)
+	}
+}
