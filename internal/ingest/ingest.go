@@ -176,6 +176,11 @@ func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager)
 			return
 		}
 	}
+	topics := make([]string, len(sub.Subscriptions))
+	for i, s := range sub.Subscriptions {
+		topics[i] = s.Topic
+	}
+	in.cfg.Log.Info("subscribed", "client_id", ClientIDPrefix+in.cfg.ID, "filters", topics)
 	in.once.Do(func() { close(in.ready) })
 }
 
