@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -123,4 +125,76 @@ func TestResendAfterReconnect(t *testing.T) {
 	if c := again.in.Counters(); c.Messages != 0 {
 		t.Errorf("the broker sent %d messages again: they were not acknowledged", c.Messages)
 	}
+}
+
+// TestGroupSplitsOneVehicle: two instances of one group (each with a
+// certificate of its own) split one car's stream: each takes a share,
+// the union of their rows is every value once, none twice. One of them
+// stops halfway and starts again: the broker kept its share meanwhile.
+func TestGroupSplitsOneVehicle(t *testing.T) {
+	f := startFleet(t)
+	f.opts.ACLFile = groupACL(t, "ingest-a", "ingest-b")
+	if err := f.b.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	wins := carWindows(t, envelope.Msgpack)
+	dir := t.TempDir()
+	member := func(id string) Config {
+		cfg := brokerConfig(t, f, id, dir)
+		cfg.Conn = f.settings(t, "ingest-"+id)
+		cfg.Group, cfg.MaxUnacked = "lake", 300
+		return cfg
+	}
+	a, b := startIngest(t, member("a")), startIngest(t, member("b"))
+	kart := f.car(t, "kart01")
+	half := len(wins) / 2
+	kart.publish(t, wins[:half])
+	taken := func(rs ...*running) uint64 {
+		var n uint64
+		for _, r := range rs {
+			n += r.in.Counters().Windows
+		}
+		return n
+	}
+	a.waitFor(t, "the first half", func(Counters) bool { return taken(a, b) == uint64(half) })
+	b.stop()
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	kart.publish(t, wins[half:])
+	time.Sleep(time.Second)
+	whileAway := a.in.Counters().Windows
+	b2 := startIngest(t, member("b"))
+	a.waitFor(t, "every window", func(Counters) bool { return taken(a, b, b2) == uint64(len(wins)) })
+	a.stop()
+	b2.stop()
+	ca, cb, cb2 := a.in.Counters(), b.in.Counters(), b2.in.Counters()
+	t.Logf("a took %d windows (%d of them while b was away), b %d, b again %d", ca.Windows, whileAway, cb.Windows, cb2.Windows)
+	if ca.Windows == 0 || cb.Windows == 0 || cb2.Windows == 0 {
+		t.Errorf("a share is empty: a %d, b %d, b again %d", ca.Windows, cb.Windows, cb2.Windows)
+	}
+	if d := ca.Duplicates + cb.Duplicates + cb2.Duplicates; d != 0 {
+		t.Errorf("%d duplicates: a member was sent a window twice", d)
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+}
+
+// groupACL writes fleet.acl as shipped plus a reader block for each
+// of users, the group's certificates, and returns its path.
+func groupACL(t *testing.T, users ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "mosquitto", "fleet.acl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acl := string(b)
+	for _, u := range users {
+		acl += "\nuser " + u + "\ntopic read fleet/#\n"
+	}
+	name := filepath.Join(t.TempDir(), "fleet.acl")
+	if err := os.WriteFile(name, []byte(acl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return name
 }
