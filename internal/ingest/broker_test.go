@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -197,41 +196,60 @@ func (r *running) waitFor(t *testing.T, what string, cond func(Counters) bool) {
 // of its rows, by cell. A signal's column is named after it.
 func lakeCells(t *testing.T, dir string) map[cell][]float64 {
 	t.Helper()
-	out := map[cell][]float64{}
+	files := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
-		parts := strings.Split(rel, string(filepath.Separator))
-		if len(parts) != 4 || !strings.HasPrefix(parts[0], "vehicle=") || !strings.HasPrefix(parts[1], "message=") {
-			t.Errorf("a data file out of place: %s", rel)
-			return nil
-		}
-		vehicle, message := strings.TrimPrefix(parts[0], "vehicle="), strings.TrimPrefix(parts[1], "message=")
-		readCells(t, p, func(col string, ts int64, v float64) {
-			k := cell{vehicle, message, col, ts}
-			out[k] = append(out[k], v)
-		})
-		return nil
+		b, err := os.ReadFile(p)
+		files[filepath.ToSlash(rel)] = b
+		return err
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	return cellsOf(t, files)
+}
+
+// storeCells is lakeCells of a memStore.
+func storeCells(t *testing.T, s *memStore) map[cell][]float64 {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, n := range s.names() {
+		if strings.HasSuffix(n, ".parquet") {
+			files[n], _ = s.ReadFile(n, 1<<30)
+		}
+	}
+	return cellsOf(t, files)
+}
+
+// cellsOf reads data files, by name in the lake.
+func cellsOf(t *testing.T, files map[string][]byte) map[cell][]float64 {
+	t.Helper()
+	out := map[cell][]float64{}
+	for rel, b := range files {
+		parts := strings.Split(rel, "/")
+		if len(parts) != 4 || !strings.HasPrefix(parts[0], "vehicle=") || !strings.HasPrefix(parts[1], "message=") {
+			t.Errorf("a data file out of place: %s", rel)
+			continue
+		}
+		vehicle, message := strings.TrimPrefix(parts[0], "vehicle="), strings.TrimPrefix(parts[1], "message=")
+		readCells(t, rel, b, func(col string, ts int64, v float64) {
+			k := cell{vehicle, message, col, ts}
+			out[k] = append(out[k], v)
+		})
 	}
 	return out
 }
 
 // readCells calls add for every non-null value of a signal column of
-// the Parquet file p.
-func readCells(t *testing.T, p string, add func(col string, ts int64, v float64)) {
+// the Parquet file b.
+func readCells(t *testing.T, name string, b []byte, add func(col string, ts int64, v float64)) {
 	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
 	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
-		t.Fatalf("%s: %v", p, err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	var cols []string
 	for _, c := range pf.Schema().Columns() {
@@ -266,5 +284,3 @@ func readCells(t *testing.T, p string, add func(col string, ts int64, v float64)
 		}
 	}
 }
-
-var _ = math.NaN

@@ -1,8 +1,10 @@
 package ingest
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,4 +199,75 @@ func groupACL(t *testing.T, users ...string) string {
 		t.Fatal(err)
 	}
 	return name
+}
+
+// TestFailingStoreNeverAcked: a lake whose store refuses a data file
+// mid-commit ends the instance with ErrCommit, nothing of the commit
+// acknowledged; the files it made visible are removed at the next
+// start, and the broker sends every window again: once in the lake.
+func TestFailingStoreNeverAcked(t *testing.T) {
+	f := startFleet(t)
+	wins := carWindows(t, envelope.JSON)
+	store := newMemStore()
+	var committed int
+	store.failWrite = func(rel string) error {
+		if strings.HasSuffix(rel, ".parquet") {
+			if committed++; committed == 5 {
+				return errors.New("memstore: refused")
+			}
+		}
+		return nil
+	}
+	cfg := brokerConfig(t, f, "a", "mem")
+	cfg.Store, cfg.MaxUnacked = store, 500
+	first := startIngest(t, cfg)
+	f.car(t, "kart01").publish(t, wins)
+	<-first.done
+	if !errors.Is(first.err, ErrCommit) || first.in.Counters().Acked != 0 {
+		t.Fatalf("first run: %v, %d acknowledged; want ErrCommit, none", first.err, first.in.Counters().Acked)
+	}
+	visible := 0
+	for _, n := range store.names() {
+		if strings.HasSuffix(n, ".parquet") {
+			visible++
+		}
+	}
+	if visible == 0 {
+		t.Fatal("the failed commit made no file visible: the test tests less than it says")
+	}
+	store.failWrite = nil
+	second := startIngest(t, cfg)
+	second.waitFor(t, "every window", func(c Counters) bool { return c.Windows == uint64(len(wins)) })
+	second.stop()
+	if second.err != nil {
+		t.Fatal(second.err)
+	}
+	sameCells(t, storeCells(t, store), published(t, "kart01", wins))
+}
+
+// TestBadInputThroughBroker: on the fleet's topics, payloads that are no
+// window and a vehicle id that is no safe path component: the first are
+// counted and skipped, the second written escaped, as vehicle=%2E. for
+// "..", never as the directory "..".
+func TestBadInputThroughBroker(t *testing.T) {
+	f := startFleet(t)
+	f.opts.ACLFile = groupACL(t) // as shipped; cars write their own prefix only
+	wins := carWindows(t, envelope.JSON)
+	dir := t.TempDir()
+	r := startIngest(t, brokerConfig(t, f, "a", dir))
+	dots := f.car(t, "..")
+	dots.publish(t, [][]byte{[]byte("not a window"), []byte(`{"seq":1}`), []byte{0x81, 0xa1}})
+	dots.publish(t, wins[:50])
+	r.waitFor(t, "every message", func(c Counters) bool { return c.Messages == 53 })
+	r.stop()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if c := r.in.Counters(); c.Malformed[ReasonWindow] != 3 || c.Windows != 50 || c.Acked != 53 {
+		t.Errorf("counters %+v: want 3 malformed windows, 50 windows, 53 acknowledged", c)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "vehicle=%2E.")); err != nil {
+		t.Errorf("no partition vehicle=%%2E.: %v", err)
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "%2E.", wins[:50]))
 }
