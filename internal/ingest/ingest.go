@@ -1,0 +1,202 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/eclipse/paho.golang/autopaho"
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/eclipse/paho.golang/paho/session/state"
+
+	"github.com/yukart/candec/mqttclient"
+)
+
+// Ingest is one instance: New opens its lake and resumes from its
+// manifests, Run takes the messages until its context ends.
+type Ingest struct {
+	cfg   Config
+	core  *core
+	close func() error // closes the lake
+	ready chan struct{}
+	once  sync.Once
+}
+
+// New checks cfg, opens the lake (shared with the other instances:
+// lake.Config.Owner is cfg.ID) and resumes from the instance's record:
+// an unfinished commit's files are removed, the latest commits' windows
+// remembered.
+func New(cfg Config) (*Ingest, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	l, err := openLake(cfg)
+	if err != nil {
+		return nil, err
+	}
+	in, err := newIngest(cfg, l)
+	if err != nil {
+		l.close()
+		return nil, err
+	}
+	return in, nil
+}
+
+// newIngest builds an instance on an open lake.
+func newIngest(cfg Config, l openedLake) (*Ingest, error) {
+	rec := newRecord(l.store, cfg.ID)
+	c, err := newCore(cfg, l.newWriter, rec, newMetrics(cfg.Registerer))
+	if err != nil {
+		return nil, err
+	}
+	r, err := rec.resume(cfg.Recent)
+	if err != nil {
+		return nil, err
+	}
+	if r.removed > 0 {
+		cfg.Log.Info("removed the files of an unfinished commit", "files", r.removed)
+	}
+	c.resume(r)
+	return &Ingest{cfg: cfg, core: c, close: l.close, ready: make(chan struct{})}, nil
+}
+
+// Ready is closed once the broker has accepted the first subscription:
+// from then on, it keeps the instance's messages while it is away.
+func (in *Ingest) Ready() <-chan struct{} { return in.ready }
+
+// Counters returns the counts so far; after Run, the final ones.
+func (in *Ingest) Counters() Counters { return in.core.counters() }
+
+// Run connects, subscribes and takes the messages until ctx ends: it
+// then stops taking them, commits what it took, acknowledges that,
+// disconnects and returns nil. A commit that fails ends it with the
+// error, nothing of that commit acknowledged. Run closes the lake.
+func (in *Ingest) Run(ctx context.Context) (err error) {
+	defer func() {
+		if cerr := in.close(); err == nil {
+			err = cerr
+		}
+	}()
+	cm, sess, err := in.connect(ctx)
+	if err != nil {
+		return err
+	}
+	in.core.mu.Lock()
+	in.core.ack = sess.ackAll
+	in.core.mu.Unlock()
+	tick := time.NewTicker(min(in.cfg.RollAge/4, time.Second))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			err := in.core.close()
+			disconnect(cm)
+			return err
+		case <-in.core.failed:
+			disconnect(cm)
+			return in.core.err
+		case <-tick.C:
+			in.core.rollIfOld(in.cfg.Now())
+		}
+	}
+}
+
+// connect connects with a persistent session and subscribes on every
+// connection; it returns once the first connection is up.
+func (in *Ingest) connect(ctx context.Context) (*autopaho.ConnectionManager, *ackSession, error) {
+	cfg := in.cfg
+	settings := cfg.Conn
+	settings.ClientID = ClientIDPrefix + cfg.ID
+	sess := &ackSession{SessionManager: state.NewInMemory(), batcher: &mqttclient.Batcher{}}
+	attempts := mqttclient.NewAttempts()
+	ac, err := mqttclient.Config{
+		Settings:       settings,
+		ConnectTimeout: cfg.ConnectTimeout,
+		Batcher:        sess.batcher,
+		OnConnectError: attempts.Record,
+		OnUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
+			go in.subscribe(ctx, cm)
+		},
+		OnPublish: func(p *paho.Publish) {
+			in.core.handle(p.Topic, p.Payload, ackRef{gen: sess.generation(), id: p.PacketID})
+		},
+	}.AutopahoConfig()
+	if err != nil {
+		return nil, nil, fmt.Errorf("ingest: %w", err)
+	}
+	ac.CleanStartOnInitialConnection = false
+	ac.SessionExpiryInterval = uint32(min(cfg.SessionExpiry/time.Second, 1<<32-1))
+	ac.Session = sess
+	ac.ConnectPacketBuilder = func(cp *paho.Connect, _ *url.URL) (*paho.Connect, error) {
+		if cp.Properties == nil {
+			cp.Properties = &paho.ConnectProperties{}
+		}
+		rm := uint16(ReceiveMaximum)
+		cp.Properties.ReceiveMaximum = &rm
+		return cp, nil
+	}
+	// The connection outlives ctx by the final commit's acknowledgements;
+	// Run disconnects it.
+	cm, err := autopaho.NewConnection(context.WithoutCancel(ctx), ac)
+	if err != nil {
+		return nil, nil, fmt.Errorf("ingest: %w", err)
+	}
+	if err := attempts.Await(ctx, cm, settings.Broker, cfg.ConnectTimeout); err != nil {
+		disconnect(cm)
+		return nil, nil, fmt.Errorf("ingest: %w", err)
+	}
+	return cm, sess, nil
+}
+
+// subscribe subscribes to the filters at QoS 1; a refusal ends the
+// instance.
+func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager) {
+	sub := &paho.Subscribe{}
+	for _, f := range in.cfg.Filters {
+		sub.Subscriptions = append(sub.Subscriptions, paho.SubscribeOptions{Topic: in.cfg.subscription(f), QoS: 1})
+	}
+	sctx, cancel := context.WithTimeout(ctx, in.cfg.ConnectTimeout)
+	defer cancel()
+	ack, err := cm.Subscribe(sctx, sub)
+	if err != nil {
+		if !errors.Is(err, context.Canceled) {
+			in.cfg.Log.Warn("subscribe", "err", err) // the next connection subscribes again
+		}
+		return
+	}
+	for i, rc := range ack.Reasons {
+		if rc >= 0x80 && i < len(sub.Subscriptions) {
+			in.core.mu.Lock()
+			in.core.fail(fmt.Errorf("ingest: the broker refused the subscription to %s (reason 0x%02X)", sub.Subscriptions[i].Topic, rc))
+			in.core.mu.Unlock()
+			return
+		}
+	}
+	topics := make([]string, len(sub.Subscriptions))
+	for i, s := range sub.Subscriptions {
+		topics[i] = s.Topic
+	}
+	in.cfg.Log.Info("subscribed", "client_id", ClientIDPrefix+in.cfg.ID, "filters", topics)
+	in.once.Do(func() { close(in.ready) })
+}
+
+// disconnect ends the connection cleanly: the broker keeps the session.
+func disconnect(cm *autopaho.ConnectionManager) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = cm.Disconnect(ctx)
+}
+
+// Run runs one instance until ctx ends and returns its counts.
+func Run(ctx context.Context, cfg Config) (Counters, error) {
+	in, err := New(cfg)
+	if err != nil {
+		return Counters{}, err
+	}
+	err = in.Run(ctx)
+	return in.Counters(), err
+}

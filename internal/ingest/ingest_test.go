@@ -1,0 +1,273 @@
+package ingest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/yukart/candec/envelope"
+)
+
+// brokerConfig is an instance of the test DBC on the fleet broker,
+// with the certificate "ingest", writing the lake dir.
+func brokerConfig(t *testing.T, f *fleet, id, dir string) Config {
+	cfg := Config{ID: id, Conn: f.settings(t, "ingest"), Buses: []Bus{{DB: loadDB(t)}}, Dir: dir, DBCHash: "sha256:test",
+		ConnectTimeout: 10 * time.Second}
+	return cfg
+}
+
+// TestIngestThroughBroker: a car's window stream, published on
+// fleet/kart01/yukart/window to the fleet's broker as shipped (TLS,
+// client certificates, fleet.acl), lands in the lake under
+// vehicle=kart01, every value once at its frame's time; the messages
+// are acknowledged (a second start of the instance gets none again).
+func TestIngestThroughBroker(t *testing.T) {
+	f := startFleet(t)
+	wins := carWindows(t, envelope.Msgpack)
+	dir := t.TempDir()
+	cfg := brokerConfig(t, f, "a", dir)
+	cfg.MaxUnacked = 500 // several commits
+	r := startIngest(t, cfg)
+	f.car(t, "kart01").publish(t, wins)
+	r.waitFor(t, "every window", func(c Counters) bool { return c.Windows == uint64(len(wins)) })
+	r.stop()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	c := r.in.Counters()
+	if c.Commits < 3 || c.Acked != uint64(len(wins)) || c.Duplicates != 0 || len(c.Malformed) != 0 {
+		t.Errorf("counters %+v: want several commits, every message acknowledged once", c)
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+
+	again := startIngest(t, brokerConfig(t, f, "a", dir))
+	time.Sleep(time.Second)
+	again.stop()
+	if c := again.in.Counters(); c.Messages != 0 {
+		t.Errorf("the broker sent %d messages again: they were not acknowledged", c.Messages)
+	}
+}
+
+// TestCrashBetweenCommitAndAck: an instance that dies after a commit's
+// manifest and before its acknowledgements reached the broker: the
+// broker sends those windows again to the next start, which skips
+// every one of them (they are in its manifests) and takes the rest:
+// the lake holds every value once.
+func TestCrashBetweenCommitAndAck(t *testing.T) {
+	f := startFleet(t)
+	wins := carWindows(t, envelope.JSON)
+	dir := t.TempDir()
+	cfg := brokerConfig(t, f, "a", dir)
+	cfg.MaxUnacked = 500
+	cfg.afterManifest = func(n uint64) error {
+		if n == 1 {
+			return errCrash
+		}
+		return nil
+	}
+	first := startIngest(t, cfg)
+	f.car(t, "kart01").publish(t, wins)
+	<-first.done
+	if first.err != errCrash {
+		t.Fatalf("first run: %v, want the crash", first.err)
+	}
+	if c := first.in.Counters(); c.Acked != 500 || c.Commits != 1 {
+		t.Fatalf("first run: acked %d in %d commits, want 500 in 1 (commit 1 never acknowledged)", c.Acked, c.Commits)
+	}
+	cfg.afterManifest = nil
+	second := startIngest(t, cfg)
+	second.waitFor(t, "every window", func(c Counters) bool { return c.Windows+1000 >= uint64(len(wins)) })
+	second.stop()
+	if second.err != nil {
+		t.Fatal(second.err)
+	}
+	if c := second.in.Counters(); c.Duplicates != 500 {
+		t.Errorf("second run skipped %d windows, want the 500 of the commit never acknowledged", c.Duplicates)
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+}
+
+// TestResendAfterReconnect: the broker restarts while the instance holds
+// windows it took and has not committed; it sends them again on the new
+// connection (QoS 1, the session persists), and the instance, which
+// has them already, writes them once and acknowledges the new
+// delivery.
+func TestResendAfterReconnect(t *testing.T) {
+	f := startFleet(t)
+	wins := carWindows(t, envelope.JSON)
+	dir := t.TempDir()
+	cfg := brokerConfig(t, f, "a", dir)
+	cfg.MaxUnacked, cfg.RollAge = ReceiveMaximum, time.Hour // no commit before the end
+	r := startIngest(t, cfg)
+	half := len(wins) / 2
+	kart := f.car(t, "kart01")
+	kart.publish(t, wins[:half])
+	r.waitFor(t, "the first half", func(c Counters) bool { return c.Windows == uint64(half) })
+	if err := f.b.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	r.waitFor(t, "the resend", func(c Counters) bool { return c.Duplicates == uint64(half) })
+	kart.publish(t, wins[half:])
+	r.waitFor(t, "every window", func(c Counters) bool { return c.Windows == uint64(len(wins)) })
+	r.stop()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if c := r.in.Counters(); c.Commits != 1 || c.Acked != uint64(len(wins)) {
+		t.Errorf("%d commits acknowledged %d messages; want 1 acknowledging the %d of the live connection", c.Commits, c.Acked, len(wins))
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+	again := startIngest(t, brokerConfig(t, f, "a", dir))
+	time.Sleep(time.Second)
+	again.stop()
+	if c := again.in.Counters(); c.Messages != 0 {
+		t.Errorf("the broker sent %d messages again: they were not acknowledged", c.Messages)
+	}
+}
+
+// TestGroupSplitsOneVehicle: two instances of one group (each with a
+// certificate of its own) split one car's stream: each takes a share,
+// the union of their rows is every value once, none twice. One of them
+// stops halfway and starts again: the broker kept its share meanwhile.
+func TestGroupSplitsOneVehicle(t *testing.T) {
+	f := startFleet(t)
+	f.opts.ACLFile = groupACL(t, "ingest-a", "ingest-b")
+	if err := f.b.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	wins := carWindows(t, envelope.Msgpack)
+	dir := t.TempDir()
+	member := func(id string) Config {
+		cfg := brokerConfig(t, f, id, dir)
+		cfg.Conn = f.settings(t, "ingest-"+id)
+		cfg.Group, cfg.MaxUnacked = "lake", 300
+		return cfg
+	}
+	a, b := startIngest(t, member("a")), startIngest(t, member("b"))
+	kart := f.car(t, "kart01")
+	half := len(wins) / 2
+	kart.publish(t, wins[:half])
+	taken := func(rs ...*running) uint64 {
+		var n uint64
+		for _, r := range rs {
+			n += r.in.Counters().Windows
+		}
+		return n
+	}
+	a.waitFor(t, "the first half", func(Counters) bool { return taken(a, b) == uint64(half) })
+	b.stop()
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	kart.publish(t, wins[half:])
+	time.Sleep(time.Second)
+	whileAway := a.in.Counters().Windows
+	b2 := startIngest(t, member("b"))
+	a.waitFor(t, "every window", func(Counters) bool { return taken(a, b, b2) == uint64(len(wins)) })
+	a.stop()
+	b2.stop()
+	ca, cb, cb2 := a.in.Counters(), b.in.Counters(), b2.in.Counters()
+	t.Logf("a took %d windows (%d of them while b was away), b %d, b again %d", ca.Windows, whileAway, cb.Windows, cb2.Windows)
+	if ca.Windows == 0 || cb.Windows == 0 || cb2.Windows == 0 {
+		t.Errorf("a share is empty: a %d, b %d, b again %d", ca.Windows, cb.Windows, cb2.Windows)
+	}
+	if d := ca.Duplicates + cb.Duplicates + cb2.Duplicates; d != 0 {
+		t.Errorf("%d duplicates: a member was sent a window twice", d)
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+}
+
+// groupACL writes fleet.acl as shipped plus a reader block for each
+// of users, the group's certificates, and returns its path.
+func groupACL(t *testing.T, users ...string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "mosquitto", "fleet.acl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acl := string(b)
+	for _, u := range users {
+		acl += "\nuser " + u + "\ntopic read fleet/#\n"
+	}
+	name := filepath.Join(t.TempDir(), "fleet.acl")
+	if err := os.WriteFile(name, []byte(acl), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// TestFailingStoreNeverAcked: a lake whose store refuses a data file
+// mid-commit ends the instance with ErrCommit, nothing of the commit
+// acknowledged; the files it made visible are removed at the next
+// start, and the broker sends every window again: once in the lake.
+func TestFailingStoreNeverAcked(t *testing.T) {
+	f := startFleet(t)
+	wins := carWindows(t, envelope.JSON)
+	store := newMemStore()
+	var committed int
+	store.failWrite = func(rel string) error {
+		if strings.HasSuffix(rel, ".parquet") {
+			if committed++; committed == 5 {
+				return errors.New("memstore: refused")
+			}
+		}
+		return nil
+	}
+	cfg := brokerConfig(t, f, "a", "mem")
+	cfg.Store, cfg.MaxUnacked = store, 500
+	first := startIngest(t, cfg)
+	f.car(t, "kart01").publish(t, wins)
+	<-first.done
+	if !errors.Is(first.err, ErrCommit) || first.in.Counters().Acked != 0 {
+		t.Fatalf("first run: %v, %d acknowledged; want ErrCommit, none", first.err, first.in.Counters().Acked)
+	}
+	visible := 0
+	for _, n := range store.names() {
+		if strings.HasSuffix(n, ".parquet") {
+			visible++
+		}
+	}
+	if visible == 0 {
+		t.Fatal("the failed commit made no file visible: the test tests less than it says")
+	}
+	store.failWrite = nil
+	second := startIngest(t, cfg)
+	second.waitFor(t, "every window", func(c Counters) bool { return c.Windows == uint64(len(wins)) })
+	second.stop()
+	if second.err != nil {
+		t.Fatal(second.err)
+	}
+	sameCells(t, storeCells(t, store), published(t, "kart01", wins))
+}
+
+// TestBadInputThroughBroker: on the fleet's topics, payloads that are no
+// window and a vehicle id that is no safe path component: the first are
+// counted and skipped, the second written escaped, as vehicle=%2E. for
+// "..", never as the directory "..".
+func TestBadInputThroughBroker(t *testing.T) {
+	f := startFleet(t)
+	f.opts.ACLFile = groupACL(t) // as shipped; cars write their own prefix only
+	wins := carWindows(t, envelope.JSON)
+	dir := t.TempDir()
+	r := startIngest(t, brokerConfig(t, f, "a", dir))
+	dots := f.car(t, "..")
+	dots.publish(t, [][]byte{[]byte("not a window"), []byte(`{"seq":1}`), []byte{0x81, 0xa1}})
+	dots.publish(t, wins[:50])
+	r.waitFor(t, "every message", func(c Counters) bool { return c.Messages == 53 })
+	r.stop()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if c := r.in.Counters(); c.Malformed[ReasonWindow] != 3 || c.Windows != 50 || c.Acked != 53 {
+		t.Errorf("counters %+v: want 3 malformed windows, 50 windows, 53 acknowledged", c)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "vehicle=%2E.")); err != nil {
+		t.Errorf("no partition vehicle=%%2E.: %v", err)
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "%2E.", wins[:50]))
+}
