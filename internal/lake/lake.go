@@ -33,8 +33,9 @@ const MarkerName = "_candec_lake.json"
 
 // LockName is the file at the lake's root that an open Lake holds an
 // exclusive lock on (flock), so that two runs never write one lake at
-// once. While held it holds the holder's process ID; it stays, empty,
-// when the run ends: removing it could let two runs lock two files.
+// once; owners sharing a lake (Config.Owner) hold it shared. While held
+// exclusively it holds the holder's process ID; it stays, empty, when
+// the run ends: removing it could let two runs lock two files.
 const LockName = "_candec_lake.lock"
 
 // Metadata keys of every lake file (Parquet key-value metadata).
