@@ -12,21 +12,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/decoder"
-	"github.com/yukart/candec/frame"
 )
-
-// oneFrame writes one frame of message 0x0A0 (day 2026-10-09) to w.
-func oneFrame(t *testing.T, db *dbc.Database, w *Writer) error {
-	t.Helper()
-	f := frame.Frame{Time: 1791563856e9, ID: 0x0A0, Len: 8, Data: [64]byte{0xE8, 0x03, 0x07}}
-	d := decoder.New(db)
-	_, vals := d.Decode(&f, make([]decoder.Value, 0, d.MaxSignals()))
-	if len(vals) == 0 {
-		t.Fatal("frame 0x0A0 decodes to no value")
-	}
-	return w.Write(&f, "can0", vals)
-}
 
 // hostileLake is a lake with one committed file, a file outside it
 // ("precious") and a directory outside it ("elsewhere").
