@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"fmt"
 	"io"
 	"slices"
 	"testing"
@@ -94,4 +95,45 @@ func BenchmarkOutputLake(b *testing.B) {
 		w := lk.NewWriter()
 		return w.Write, func() error { return w.Commit("0000000000000000") }
 	})
+}
+
+// plainStore hides the directory store's CreateTemp: a Writer spools
+// its tables to local files and copies them into the store at Commit,
+// as it does into a store that is no TempStore.
+type plainStore struct{ Store }
+
+// BenchmarkLakeCommit writes the idle capture as one input and commits
+// it, each iteration: into the directory (a temporary file renamed in
+// place) and through a Store that is no TempStore (spooled, copied).
+func BenchmarkLakeCommit(b *testing.B) {
+	frames, _ := idleDecoded(b)
+	for _, spooled := range []bool{false, true} {
+		b.Run(map[bool]string{false: "dir", true: "spooled"}[spooled], func(b *testing.B) {
+			dir := b.TempDir()
+			lk, err := Open(Config{Dir: dir})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer lk.Close()
+			if spooled {
+				b.Setenv("TMPDIR", b.TempDir())
+				if lk, err = Open(Config{Dir: dir, Store: plainStore{lk.Store()}}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			w := lk.NewWriter()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				for j := range frames {
+					if err := w.Write(&frames[j].f, "can0", frames[j].vals); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if err := w.Commit(fmt.Sprintf("%016x", i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(w.Files())/float64(b.N), "files/op")
+		})
+	}
 }

@@ -33,8 +33,9 @@ const MarkerName = "_candec_lake.json"
 
 // LockName is the file at the lake's root that an open Lake holds an
 // exclusive lock on (flock), so that two runs never write one lake at
-// once. While held it holds the holder's process ID; it stays, empty,
-// when the run ends: removing it could let two runs lock two files.
+// once; owners sharing a lake (Config.Owner) hold it shared. While held
+// exclusively it holds the holder's process ID; it stays, empty, when
+// the run ends: removing it could let two runs lock two files.
 const LockName = "_candec_lake.lock"
 
 // Metadata keys of every lake file (Parquet key-value metadata).
@@ -450,7 +451,7 @@ func (w *Writer) table(m *dbc.Message, bus string, t int64) *table {
 	if !ok {
 		lo := w.layout(m)
 		date := time.Unix(0, day*dayNanos).UTC().Format("2006-01-02")
-		dir := path.Join(w.prefix, "message="+Escape(m.Name), "date="+date)
+		dir := path.Join(w.prefix, "message="+escape(m.Name), "date="+date)
 		if idle := w.idle[m]; len(idle) > 0 {
 			tb, w.idle[m] = idle[len(idle)-1], idle[:len(idle)-1]
 			tb.key, tb.dir, tb.wrote = k, dir, false
@@ -661,7 +662,7 @@ func (w *Writer) Commit(input string) error {
 	if w.err != nil {
 		return w.err
 	}
-	if input == "" || Escape(input) != input {
+	if input == "" || escape(input) != input {
 		return fmt.Errorf("lake: input name %q: want letters, digits, '_', '-' and '.' (not leading)", input)
 	}
 	for _, tb := range w.order {
@@ -693,7 +694,7 @@ func (w *Writer) commitFiles(input string) error {
 	)
 	g.SetLimit(16)
 	for _, tb := range w.order {
-		name := path.Join(tb.dir, Escape(tb.key.bus)+"-"+input+".parquet")
+		name := path.Join(tb.dir, escape(tb.key.bus)+"-"+input+".parquet")
 		f := tb.file
 		tb.file = nil // committed or, on an error, dropped
 		g.Go(func() error {
@@ -748,6 +749,13 @@ func Escape(s string) string {
 	case defaultPartition:
 		return "%5F" + s[1:]
 	}
+	return escape(s)
+}
+
+// escape is Escape without its special cases: the lake's own names
+// (a message's, an interface's) have been escaped so from the start,
+// and a lake's file names must not change.
+func escape(s string) string {
 	const hex = "0123456789ABCDEF"
 	var b []byte
 	for i := 0; i < len(s); i++ {

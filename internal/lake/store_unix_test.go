@@ -299,3 +299,43 @@ func TestDirStoreHostile(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnersCreateOneLake: owners that open a new lake at the same
+// moment make one marker: with the same DBC all open it; with two DBC
+// hashes, the lake is one of them and every owner of the other is
+// refused (ErrMixed), never both let in.
+func TestOwnersCreateOneLake(t *testing.T) {
+	for round := range 20 {
+		dir := filepath.Join(t.TempDir(), "lake")
+		const n = 4
+		errs := make(chan error, n)
+		lakes := make(chan *Lake, n)
+		for i := range n {
+			go func() {
+				l, err := Open(Config{Dir: dir, Owner: "o" + strconv.Itoa(i), DBC: "sha256:" + strconv.Itoa(i%2*(round%2))})
+				if err == nil {
+					lakes <- l
+				}
+				errs <- err
+			}()
+		}
+		var opened, mixed int
+		for range n {
+			switch err := <-errs; {
+			case err == nil:
+				opened++
+			case errors.Is(err, ErrMixed):
+				mixed++
+			default:
+				t.Errorf("round %d: Open: %v", round, err)
+			}
+		}
+		for range opened {
+			(<-lakes).Close()
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, MarkerName))
+		if round%2 == 0 && opened != n || round%2 == 1 && (opened != n/2 || mixed != n/2) {
+			t.Errorf("round %d: %d opened, %d refused as mixed; want %d opened (marker %s)", round, opened, mixed, n-n/2*(round%2), b)
+		}
+	}
+}
