@@ -13,7 +13,7 @@ import (
 
 // brokerConfig is an instance of the test DBC on the fleet broker,
 // with the certificate "ingest", writing the lake dir.
-func brokerConfig(t *testing.T, f *fleet, id, dir string) Config {
+func brokerConfig(t testing.TB, f *fleet, id, dir string) Config {
 	cfg := Config{ID: id, Conn: f.settings(t, "ingest"), Buses: []Bus{{DB: loadDB(t)}}, Dir: dir, DBCHash: "sha256:test",
 		ConnectTimeout: 10 * time.Second}
 	return cfg
@@ -184,7 +184,7 @@ func TestGroupSplitsOneVehicle(t *testing.T) {
 
 // groupACL writes fleet.acl as shipped plus a reader block for each
 // of users, the group's certificates, and returns its path.
-func groupACL(t *testing.T, users ...string) string {
+func groupACL(t testing.TB, users ...string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "mosquitto", "fleet.acl"))
 	if err != nil {
