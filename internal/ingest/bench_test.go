@@ -104,36 +104,42 @@ func BenchmarkPathThroughBroker(b *testing.B) {
 
 func pathOnce(b *testing.B, enc envelope.Encoding) {
 	b.StopTimer()
-	f := startFleet(b)
-	wins := carWindows(b, enc)
-	const cars = 24
-	dir := b.TempDir()
-	cfg := Config{ID: "path", Conn: f.settings(b, "ingest"), Buses: []Bus{{DB: loadDB(b)}}, Dir: dir, DBCHash: "sha256:bench",
+	c, elapsed, cpu := backlog(b, enc, 24, b.StartTimer, b.StopTimer)
+	b.ReportMetric(float64(c.Values)/elapsed.Seconds(), "values/s")
+	b.ReportMetric(cpu*1e6/float64(c.Values), "cpu-µs/value")
+	b.ReportMetric(float64(c.Commits), "commits")
+	b.Logf("%d windows of 24 cars, %d values, %d rows in %d files, %d commits in %v; %.2f CPU s",
+		c.Windows, c.Values, c.Rows, c.Files, c.Commits, elapsed.Round(time.Millisecond), cpu)
+}
+
+// backlog has cars publish the test capture's windows while the
+// instance is away, then starts it and waits until it has taken them
+// all; it returns its counts, the time and the CPU time of the process
+// from its start to its end (between start and stop).
+func backlog(tb testing.TB, enc envelope.Encoding, cars int, start, stop func()) (Counters, time.Duration, float64) {
+	f := startFleet(tb)
+	wins := carWindows(tb, enc)
+	cfg := Config{ID: "path", Conn: f.settings(tb, "ingest"), Buses: []Bus{{DB: loadDB(tb)}}, Dir: tb.TempDir(), DBCHash: "sha256:bench",
 		ConnectTimeout: 10 * time.Second}
-	first := startIngest(b, cfg) // makes the session, then goes away
+	first := startIngest(tb, cfg) // makes the session, then goes away
 	first.stop()
 	var wg sync.WaitGroup
 	for i := range cars {
 		wg.Go(func() {
-			f.car(b, fmt.Sprintf("kart%02d", i)).publish(b, wins)
+			f.car(tb, fmt.Sprintf("kart%02d", i)).publish(tb, wins)
 		})
 	}
 	wg.Wait()
-	b.StartTimer()
-	cpu := cpuSeconds(b)
-	start := time.Now()
-	r := startIngest(b, cfg)
-	r.waitFor(b, "every window", func(c Counters) bool { return c.Windows == uint64(cars*len(wins)) })
+	start()
+	cpu := cpuSeconds(tb)
+	t0 := time.Now()
+	r := startIngest(tb, cfg)
+	r.waitFor(tb, "every window", func(c Counters) bool { return c.Windows == uint64(cars*len(wins)) })
 	r.stop()
-	elapsed, cpu := time.Since(start), cpuSeconds(b)-cpu
-	b.StopTimer()
+	elapsed, cpu := time.Since(t0), cpuSeconds(tb)-cpu
+	stop()
 	if r.err != nil {
-		b.Fatal(r.err)
+		tb.Fatal(r.err)
 	}
-	c := r.in.Counters()
-	b.ReportMetric(float64(c.Values)/elapsed.Seconds(), "values/s")
-	b.ReportMetric(cpu*1e6/float64(c.Values), "cpu-µs/value")
-	b.ReportMetric(float64(c.Commits), "commits")
-	b.Logf("%d windows of %d cars, %d values, %d rows in %d files, %d commits in %v; %.2f CPU s",
-		c.Windows, cars, c.Values, c.Rows, c.Files, c.Commits, elapsed.Round(time.Millisecond), cpu)
+	return r.in.Counters(), elapsed, cpu
 }

@@ -271,3 +271,18 @@ func TestBadInputThroughBroker(t *testing.T) {
 	}
 	sameCells(t, lakeCells(t, dir), published(t, "%2E.", wins[:50]))
 }
+
+// TestHoldsTensOfThousandsUnacked: with the fleet's broker as shipped,
+// an instance holds a backlog of 16 cars' windows (29,952 messages)
+// unacknowledged until its one commit: its Receive Maximum, not
+// mosquitto's max_inflight_messages (20), bounds what is in flight.
+func TestHoldsTensOfThousandsUnacked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a backlog of 29,952 messages")
+	}
+	c, elapsed, _ := backlog(t, envelope.Msgpack, 16, func() {}, func() {})
+	if c.Commits != 1 || c.Acked != 16*1872 || c.Duplicates != 0 {
+		t.Errorf("%d commits acknowledged %d (%d duplicates); want 1 of %d", c.Commits, c.Acked, c.Duplicates, 16*1872)
+	}
+	t.Logf("%d windows in one commit in %v", c.Windows, elapsed.Round(time.Millisecond))
+}
