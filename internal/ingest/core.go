@@ -315,11 +315,15 @@ func (c *core) rows(v *vehicle, w *envelope.Window) error {
 	var lost, stale uint64
 	for i := range w.Items {
 		it := &w.Items[i]
-		lost += v.envs.ObserveBytes(it.Topic, &it.Envelope).Lost
 		si := c.sigs[string(it.Topic)]
-		switch {
-		case si == nil:
+		if si == nil {
+			// Not tracked either: a car's unknown topics must not grow
+			// the ingest's memory.
 			c.malformed(ReasonSignal)
+			continue
+		}
+		lost += v.envs.ObserveBytes(it.Topic, &it.Envelope).Lost
+		switch {
 		case it.Envelope.Flags&envelope.Stale != 0:
 			stale++
 		default:

@@ -233,3 +233,28 @@ func TestHostileVehicleEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeWindow: a window of 200,000 items, each a frame of its own,
+// is written whole, without the cost of matching each item against
+// every row before it.
+func TestHugeWindow(t *testing.T) {
+	const n = 200000
+	var b strings.Builder
+	b.WriteString(`{"seq":1,"epoch":7,"start":0,"end":1,"items":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `["yukart/vehicle/MOT_Speed",{"value":%d,"ts":%d,"seq":%d,"epoch":7}]`, i%1000, 1791563856000000000+int64(i)*1000, i+1)
+	}
+	b.WriteString("]}")
+	fl := newFakeLake()
+	in := newTestIngest(t, testConfig(t, "a"), fl.opened())
+	in.core.handle(kartTopic, []byte(b.String()), ackRef{gen: 1, id: 1})
+	if err := in.core.close(); err != nil {
+		t.Fatal(err)
+	}
+	if c := in.Counters(); c.Rows != n || c.Values != n {
+		t.Errorf("rows %d, values %d; want %d each", c.Rows, c.Values, n)
+	}
+}
