@@ -286,4 +286,3 @@ func TestHoldsTensOfThousandsUnacked(t *testing.T) {
 	}
 	t.Logf("%d windows in one commit in %v", c.Windows, elapsed.Round(time.Millisecond))
 }
-
