@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/frame"
 )
 
 const kartTopic = "fleet/kart01/yukart/window"
@@ -258,3 +260,31 @@ func TestHugeWindow(t *testing.T) {
 		t.Errorf("rows %d, values %d; want %d each", c.Rows, c.Values, n)
 	}
 }
+
+// TestTakeAllocations: taking a window in, from payload to rows in the
+// writer, allocates nothing once the buffers have grown (the writer's
+// row groups and the commit aside).
+func TestTakeAllocations(t *testing.T) {
+	wins := carWindows(t, envelope.Msgpack)
+	fl := newFakeLake()
+	in := newTestIngest(t, testConfig(t, "a"), fl.opened())
+	c := in.core
+	c.newWriter = func(string) tableWriter { return discard{} }
+	feed(c, kartTopic, wins[:1000], 1)
+	i := 1000
+	allocs := testing.AllocsPerRun(500, func() {
+		c.handle(kartTopic, wins[i], ackRef{gen: 1, id: uint16(i)})
+		i++
+	})
+	if allocs > 0.1 {
+		t.Errorf("%.2f allocations a window, want 0", allocs)
+	}
+}
+
+// discard is a tableWriter that keeps nothing.
+type discard struct{}
+
+func (discard) Write(*frame.Frame, string, []decoder.Value) error { return nil }
+func (discard) Commit(string) error                               { return nil }
+func (discard) Abort()                                            {}
+func (discard) Committed() []string                               { return nil }
