@@ -49,7 +49,7 @@ func New(cfg Config) (*Ingest, error) {
 // newIngest builds an instance on an open lake.
 func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 	rec := newRecord(l.store, cfg.ID)
-	c, err := newCore(cfg, l.newWriter, rec, newMetrics(cfg.Registerer))
+	c, err := newCore(cfg, l.newWriter, rec, newMetrics(cfg.Registerer, cfg.ID))
 	if err != nil {
 		return nil, err
 	}

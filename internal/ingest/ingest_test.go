@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/yukart/candec/envelope"
 )
 
@@ -254,7 +256,10 @@ func TestBadInputThroughBroker(t *testing.T) {
 	f.opts.ACLFile = groupACL(t) // as shipped; cars write their own prefix only
 	wins := carWindows(t, envelope.JSON)
 	dir := t.TempDir()
-	r := startIngest(t, brokerConfig(t, f, "a", dir))
+	cfg := brokerConfig(t, f, "a", dir)
+	reg := prometheus.NewRegistry()
+	cfg.Registerer = reg
+	r := startIngest(t, cfg)
 	dots := f.car(t, "..")
 	dots.publish(t, [][]byte{[]byte("not a window"), []byte(`{"seq":1}`), []byte{0x81, 0xa1}})
 	dots.publish(t, wins[:50])
@@ -265,6 +270,19 @@ func TestBadInputThroughBroker(t *testing.T) {
 	}
 	if c := r.in.Counters(); c.Malformed[ReasonWindow] != 3 || c.Windows != 50 || c.Acked != 53 {
 		t.Errorf("counters %+v: want 3 malformed windows, 50 windows, 53 acknowledged", c)
+	}
+	for _, m := range []struct {
+		name, label, value string
+		want               float64
+	}{
+		{"candec_ingest_malformed_total", "reason", "window", 3},
+		{"candec_ingest_windows_total", "vehicle", "%2E.", 50},
+		{"candec_ingest_window_gaps_total", "vehicle", "%2E.", 0},
+		{"candec_ingest_commits_total", "", "", 1},
+	} {
+		if got := gathered(t, reg, m.name, m.label, m.value); got != m.want {
+			t.Errorf("%s{%s=%q}: got %v, want %v", m.name, m.label, m.value, got, m.want)
+		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "vehicle=%2E.")); err != nil {
 		t.Errorf("no partition vehicle=%%2E.: %v", err)
@@ -285,4 +303,32 @@ func TestHoldsTensOfThousandsUnacked(t *testing.T) {
 		t.Errorf("%d commits acknowledged %d (%d duplicates); want 1 of %d", c.Commits, c.Acked, c.Duplicates, 16*1872)
 	}
 	t.Logf("%d windows in one commit in %v", c.Windows, elapsed.Round(time.Millisecond))
+}
+
+// gathered returns the value of the series of name whose label is
+// value ("" for any), and instance "a"; -1 when there is none.
+func gathered(t testing.TB, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "instance" && lp.GetValue() != "a" || label != "" && lp.GetName() == label && lp.GetValue() != value {
+					continue metrics
+				}
+			}
+			if m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return -1
 }
