@@ -227,7 +227,36 @@ func storeCells(t testing.TB, s *memStore) map[cell][]float64 {
 // cellsOf reads data files, by name in the lake.
 func cellsOf(t testing.TB, files map[string][]byte) map[cell][]float64 {
 	t.Helper()
-	out := map[cell][]float64{}
+	out, _ := cellsAndLabels(t, files)
+	return out
+}
+
+// labelCells reads the label columns of the lake at dir back, by cell
+// (the cell's signal is the label column's).
+func labelCells(t testing.TB, dir string) map[cell][]string {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b, err := os.ReadFile(p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, labels := cellsAndLabels(t, files)
+	return labels
+}
+
+// cellsAndLabels reads data files, by name in the lake: their values
+// and their labels, by cell.
+func cellsAndLabels(t testing.TB, files map[string][]byte) (map[cell][]float64, map[cell][]string) {
+	t.Helper()
+	out, labels := map[cell][]float64{}, map[cell][]string{}
 	for rel, b := range files {
 		parts := strings.Split(rel, "/")
 		if len(parts) != 4 || !strings.HasPrefix(parts[0], "vehicle=") || !strings.HasPrefix(parts[1], "message=") {
@@ -238,14 +267,17 @@ func cellsOf(t testing.TB, files map[string][]byte) map[cell][]float64 {
 		readCells(t, rel, b, func(col string, ts int64, v float64) {
 			k := cell{vehicle, message, col, ts}
 			out[k] = append(out[k], v)
+		}, func(col string, ts int64, l string) {
+			k := cell{vehicle, message, col, ts}
+			labels[k] = append(labels[k], l)
 		})
 	}
-	return out
+	return out, labels
 }
 
 // readCells calls add for every non-null value of a signal column of
 // the Parquet file b.
-func readCells(t testing.TB, name string, b []byte, add func(col string, ts int64, v float64)) {
+func readCells(t testing.TB, name string, b []byte, add func(col string, ts int64, v float64), addLabel func(col string, ts int64, l string)) {
 	t.Helper()
 	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
@@ -269,6 +301,8 @@ func readCells(t testing.TB, name string, b []byte, add func(col string, ts int6
 			for _, v := range row {
 				name := cols[v.Column()]
 				switch {
+				case !v.IsNull() && strings.HasSuffix(name, "_label"):
+					addLabel(name, ts, v.String())
 				case v.IsNull() || name == "time" || name == "bus" || name == "id" || name == "sa" || name == "oor" || strings.HasSuffix(name, "_label"):
 				case v.Kind() == parquet.Int64:
 					add(name, ts, float64(v.Int64()))

@@ -117,6 +117,38 @@ func published(t testing.TB, vehicle string, payloads [][]byte) map[cell][]float
 	return out
 }
 
+// publishedLabels returns the labels the windows carry, by cell (its
+// signal the label column's name, <signal>_label), as published.
+func publishedLabels(t testing.TB, vehicle string, payloads [][]byte) map[cell][]string {
+	t.Helper()
+	db := loadDB(t)
+	bySignal := map[string]*dbc.Signal{}
+	for _, s := range db.Signals {
+		bySignal[DefaultSignalPrefix+s.Name] = s
+	}
+	out := map[cell][]string{}
+	seen := map[[2]uint64]bool{}
+	var w envelope.Window
+	for _, p := range payloads {
+		if err := envelope.ParseWindow(p, &w); err != nil {
+			t.Fatal(err)
+		}
+		if seen[[2]uint64{w.Epoch, w.Seq}] {
+			continue
+		}
+		seen[[2]uint64{w.Epoch, w.Seq}] = true
+		for _, it := range w.Items {
+			s := bySignal[string(it.Topic)]
+			if s == nil || it.Envelope.Stale() || len(it.Envelope.Label) == 0 {
+				continue
+			}
+			k := cell{vehicle, s.Message.Name, s.Name + "_label", it.Envelope.TS}
+			out[k] = append(out[k], string(it.Envelope.Label))
+		}
+	}
+	return out
+}
+
 // sameCells compares the lake's cells with the published ones, values
 // sorted per cell, NaN equal to NaN.
 func sameCells(t testing.TB, got, want map[cell][]float64) {

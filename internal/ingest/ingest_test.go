@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,18 @@ func TestIngestThroughBroker(t *testing.T) {
 		t.Errorf("counters %+v: want several commits, every message acknowledged once", c)
 	}
 	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+	labels, want := labelCells(t, dir), publishedLabels(t, "kart01", wins)
+	if len(want) == 0 {
+		t.Fatal("no label published: the test tests less than it says")
+	}
+	for k, w := range want {
+		if g := labels[k]; !slices.Equal(g, w) {
+			t.Errorf("%+v: labels %q, want %q", k, g, w)
+		}
+	}
+	if len(labels) != len(want) {
+		t.Errorf("%d labelled cells, want %d", len(labels), len(want))
+	}
 
 	again := startIngest(t, brokerConfig(t, f, "a", dir))
 	time.Sleep(time.Second)
