@@ -55,7 +55,7 @@ func BenchmarkWindowsToLake(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer in.close()
+			defer in.Close()
 			c := in.core
 			var values uint64
 			b.ReportAllocs()

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"maps"
 	"math"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -365,5 +364,3 @@ func feed(c *core, topic string, payloads [][]byte, first uint16) {
 		c.handle(topic, p, ackRef{gen: 1, id: first + uint16(i)})
 	}
 }
-
-var _ = path.Base

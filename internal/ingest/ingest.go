@@ -68,6 +68,10 @@ func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 // from then on, it keeps the instance's messages while it is away.
 func (in *Ingest) Ready() <-chan struct{} { return in.ready }
 
+// Close closes the lake of an instance that is not run (Run closes
+// it); a second Close does nothing.
+func (in *Ingest) Close() error { return in.close() }
+
 // Counters returns the counts so far; after Run, the final ones.
 func (in *Ingest) Counters() Counters { return in.core.counters() }
 
