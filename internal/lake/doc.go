@@ -13,11 +13,21 @@
 // adding a decoded value is a store into a slice, with no allocation
 // once the slices have grown.
 //
+// # Where the files live
+//
+// A lake's files are in a Store: a directory (Config.Dir, the default)
+// or an object store (Config.Store, package internal/lake/s3store).
+// Every name is slash-separated and relative to the lake's root. A
+// Writer's tables go under message=<m>/date=<d>/, or under a prefix of
+// the caller's (NewWriterIn, e.g. vehicle=<id>/, escaped with Escape).
+//
 // # Whole files only
 //
-// Every lake file is written under a temporary name, .candec-*.tmp, in
-// its partition directory, synced, and renamed to its final name only
-// when its input has been decoded to the end (Writer.Commit). A query
+// Every lake file becomes visible whole or not at all: File.Commit
+// makes it durable, then gives it its name. In a directory it is
+// written under a temporary name, .candec-*.tmp, in its partition
+// directory, synced, and renamed to its final name only when its input
+// has been decoded to the end (Writer.Commit). A query
 // engine globbing "*.parquet" never sees a file being written, and a
 // killed run leaves only such temporary files, which the next Open
 // removes. The long file is written through the caller's output, which
@@ -45,6 +55,13 @@
 // only decode the same captures again after it. Holding the lock, Open
 // knows that no temporary file in the lake is being written, so removing
 // them is safe; it removes candec's own (.candec-*.tmp) and nothing else.
+//
+// Writers that share a lake (the instances of an ingest) each name
+// themselves with Config.Owner: they take the lock shared, so they run
+// together while a decode's Open fails as busy (and theirs while a
+// decode runs), and each removes only its own temporary files,
+// .candec-<owner>-*.tmp. An object store has no lock: there, one
+// decode writes one prefix at a time.
 //
 // # Out of range
 //

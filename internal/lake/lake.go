@@ -2,19 +2,15 @@ package lake
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"math/rand/v2"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/parquet-go/parquet-go"
@@ -90,15 +86,29 @@ type Config struct {
 	RowGroupRows int
 	// MemoryBytes bounds what a Writer buffers; 0 is DefaultMemoryBytes.
 	MemoryBytes int64
+	// Store holds the lake's files; nil is the directory Dir, locked
+	// while open (see Open). With a Store, Dir only names the lake in
+	// messages, and no lock keeps two runs apart (an object store has
+	// none): one decode writes one prefix at a time.
+	Store Store
+	// Owner, when set, names one of several writers sharing the lake
+	// (the instances of an ingest). In a directory, an owner takes the
+	// lock shared, so that owners run together while a run without an
+	// owner (a decode) and owners exclude each other, and Open removes
+	// only the temporary files of this owner (.candec-<owner>-*.tmp,
+	// the owner escaped). "" is a lake of one writer at a time.
+	Owner string
 }
 
-// Lake is a lake directory open for writing, locked against other
-// runs until Close.
+// Lake is a lake open for writing; a directory's is locked against
+// other runs until Close.
 type Lake struct {
 	cfg     Config
-	root    *os.Root // cfg.Dir: every path below it is opened within it
-	lock    *os.File
+	store   Store
+	dir     *dirStore // the store, when it is the directory's
+	name    string    // the lake, in messages
 	removed int
+	closed  bool
 }
 
 type marker struct {
@@ -107,16 +117,18 @@ type marker struct {
 	Signals []string `json:"signals"`
 }
 
-// Open opens the lake at cfg.Dir for writing: it creates the directory
-// and its marker, or checks that the marker there names the same DBC
-// files and signals (else ErrMixed). A directory that is not empty and
-// has no marker is refused (ErrNotLake): a lake is never written over
-// other files.
+// Open opens the lake at cfg.Dir (or in cfg.Store) for writing: it
+// creates the directory and its marker, or checks that the marker
+// there names the same DBC files and signals (else ErrMixed). A
+// directory (or a store's prefix) that is not empty and has no marker
+// is refused (ErrNotLake): a lake is never written over other files.
 //
-// Open locks the lake until Close, and refuses at once a lake that
-// another run has open (ErrBusy), rather than wait for it. Holding the
-// lock, it removes the temporary files that a run killed before its
-// Commit left in the partition directories (see Removed).
+// Open locks a directory's lake until Close, and refuses at once a
+// lake that another run has open (ErrBusy), rather than wait for it;
+// owners (Config.Owner) share the lock. Holding the lock, it removes
+// the temporary files that a run killed before its Commit left in the
+// lake's directories (see Removed): every one without an owner, this
+// owner's only with one.
 func Open(cfg Config) (*Lake, error) {
 	if cfg.RowGroupRows <= 0 {
 		cfg.RowGroupRows = DefaultTableRowGroupRows
@@ -127,17 +139,19 @@ func Open(cfg Config) (*Lake, error) {
 	if cfg.Signals == nil {
 		cfg.Signals = []string{}
 	}
-	if err := os.MkdirAll(cfg.Dir, DirPerm); err != nil {
-		return nil, err
-	}
-	root, err := os.OpenRoot(cfg.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("lake: %w", err)
-	}
-	l := &Lake{cfg: cfg, root: root}
-	if l.lock, err = l.lockLake(); err != nil {
-		root.Close()
-		return nil, err
+	l := &Lake{cfg: cfg, store: cfg.Store, name: cfg.Dir}
+	if cfg.Store == nil {
+		s, err := openDirStore(cfg.Dir, cfg.Owner)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.lockLake(); err != nil {
+			s.close()
+			return nil, err
+		}
+		l.store, l.dir = s, s
+	} else if l.name == "" {
+		l.name = cfg.Store.String()
 	}
 	if err := l.open(); err != nil {
 		l.Close()
@@ -146,152 +160,88 @@ func Open(cfg Config) (*Lake, error) {
 	return l, nil
 }
 
-// lockLake opens the lake's lock file and locks it, writing this
-// process's ID into it; or names the process that holds it. The lock
-// file is opened without following a symbolic link and must be a
-// regular file of one link (openLock): truncating it must never reach
-// another file.
-func (l *Lake) lockLake() (*os.File, error) {
-	dir, name := l.cfg.Dir, l.path(LockName)
-	f, err := openLock(l.root, LockName)
-	if err != nil {
-		if lerr := l.check(LockName, false); errors.Is(lerr, ErrLink) || errors.Is(lerr, ErrNotRegular) {
-			return nil, lerr
-		}
-		return nil, fmt.Errorf("lake: lock: %w", err)
-	}
-	if err := checkLock(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lake: lock %s: %w", name, err)
-	}
-	if err := tryLock(f); err != nil {
-		if errors.Is(err, ErrBusy) {
-			holder := ""
-			b := make([]byte, 32)
-			n, _ := f.ReadAt(b, 0)
-			// Only a process ID is quoted: the file is the lake's, and
-			// anyone who writes the lake may write it.
-			if pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:n]))); err == nil && pid > 0 {
-				holder = " by process " + strconv.Itoa(pid)
-			}
-			f.Close()
-			return nil, fmt.Errorf("%w: %s (its %s is locked%s)", ErrBusy, dir, LockName, holder)
-		}
-		f.Close()
-		return nil, fmt.Errorf("lake: lock %s: %w", name, err)
-	}
-	if err := f.Truncate(0); err == nil {
-		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	}
-	return f, nil
-}
-
 // open checks or makes the marker, then removes the temporary files of
 // an earlier run.
 func (l *Lake) open() error {
-	cfg := l.cfg
-	want := marker{Format: 1, DBC: cfg.DBC, Signals: cfg.Signals}
-	name := l.path(MarkerName)
-	b, err := l.readFile(MarkerName, 1<<20)
-	switch {
-	case err == nil:
-		var got marker
-		if err := json.Unmarshal(b, &got); err != nil {
-			return fmt.Errorf("lake: %s: %w", name, err)
-		}
-		if got.DBC != want.DBC || !slices.Equal(got.Signals, want.Signals) {
-			return fmt.Errorf("%w: %s was made by dbc %s, signals %q; this run has dbc %s, signals %q",
-				ErrMixed, cfg.Dir, got.DBC, got.Signals, want.DBC, want.Signals)
-		}
-		l.removed, err = l.removeTemps()
-		return err
-	case !errors.Is(err, os.ErrNotExist):
-		return err
+	want := marker{Format: 1, DBC: l.cfg.DBC, Signals: l.cfg.Signals}
+	err := l.checkMarker(want)
+	if errors.Is(err, fs.ErrNotExist) {
+		err = l.create(want)
 	}
-	ents, err := l.readDir(".")
+	if err == nil && l.dir != nil {
+		l.removed, err = l.dir.removeTemps()
+	}
+	return err
+}
+
+// checkMarker reads the lake's marker and compares it with want;
+// fs.ErrNotExist when there is none.
+func (l *Lake) checkMarker(want marker) error {
+	b, err := l.store.ReadFile(MarkerName, 1<<20)
 	if err != nil {
 		return err
 	}
-	for _, e := range ents {
-		if e.Name() != LockName {
-			return fmt.Errorf("%w: %s", ErrNotLake, cfg.Dir)
-		}
+	var got marker
+	if err := json.Unmarshal(b, &got); err != nil {
+		return fmt.Errorf("lake: %s: %w", l.where(MarkerName), err)
 	}
-	b, _ = json.Marshal(want)
-	return l.writeFile(MarkerName, append(b, '\n'))
+	if got.DBC != want.DBC || !slices.Equal(got.Signals, want.Signals) {
+		return fmt.Errorf("%w: %s was made by dbc %s, signals %q; this run has dbc %s, signals %q",
+			ErrMixed, l.name, got.DBC, got.Signals, want.DBC, want.Signals)
+	}
+	return nil
 }
 
-// removeTemps removes the temporary files of lake files
-// (.candec-*.tmp) in the partition directories, and the partition
-// directories that leaves empty. It returns how many files it removed.
-// A symbolic link in the lake's root, a message directory or a
-// partition is refused (ErrLink): Open sees every entry there anyway.
-func (l *Lake) removeTemps() (int, error) {
-	n := 0
-	msgs, err := l.subdirs(".", "message=")
+// create makes a new lake, its marker, where there is nothing else
+// (ErrNotLake). Owners opening a new lake at once make one marker: in
+// a directory, the first to link it in place; the others check theirs
+// against it.
+func (l *Lake) create(want marker) error {
+	empty, err := l.empty()
 	if err != nil {
-		return 0, err
+		return err
 	}
-	for _, mdir := range msgs {
-		days, err := l.subdirs(mdir, "date=")
-		if err != nil {
-			return n, err
+	if !empty {
+		// An owner may have made the lake since its marker was read.
+		if err := l.checkMarker(want); !errors.Is(err, fs.ErrNotExist) {
+			return err
 		}
-		for _, ddir := range days {
-			k, err := l.removeTempFiles(ddir)
-			if n += k; err != nil {
-				return n, err
-			}
-			l.root.Remove(ddir) // only if nothing is left in it
-		}
-		l.root.Remove(mdir)
+		return fmt.Errorf("%w: %s", ErrNotLake, l.name)
 	}
-	return n, nil
+	b, _ := json.Marshal(want)
+	b = append(b, '\n')
+	if l.dir != nil {
+		_, err = l.dir.writeNew(MarkerName, b)
+	} else {
+		err = l.store.WriteFile(MarkerName, b)
+	}
+	if err != nil {
+		return err
+	}
+	return l.checkMarker(want)
 }
 
-// subdirs returns the directories in dir whose names start with
-// prefix; ErrLink for a symbolic link in dir, whatever its name.
-func (l *Lake) subdirs(dir, prefix string) ([]string, error) {
-	ents, err := l.readDir(dir)
-	if err != nil {
-		return nil, err
+// empty reports whether the lake holds nothing (its lock, marker and
+// temporary files aside).
+func (l *Lake) empty() (bool, error) {
+	if l.dir != nil {
+		return l.dir.emptyRoot()
 	}
-	var dirs []string
-	for _, e := range ents {
-		name := filepath.Join(dir, e.Name())
-		switch {
-		case e.Type()&fs.ModeSymlink != 0:
-			return nil, l.linkErr(name)
-		case e.IsDir() && strings.HasPrefix(e.Name(), prefix):
-			dirs = append(dirs, name)
+	names, err := l.store.List("")
+	for _, n := range names {
+		if n != MarkerName {
+			return false, err
 		}
 	}
-	return dirs, nil
+	return true, err
 }
 
-// removeTempFiles removes the regular files of tempPattern in dir and
-// returns how many; ErrLink for a symbolic link in dir.
-func (l *Lake) removeTempFiles(dir string) (int, error) {
-	ents, err := l.readDir(dir)
-	if err != nil {
-		return 0, err
+// where names rel, in the lake, for a message.
+func (l *Lake) where(rel string) string {
+	if l.dir != nil {
+		return l.dir.path(rel)
 	}
-	n := 0
-	for _, e := range ents {
-		if e.Type()&fs.ModeSymlink != 0 {
-			return n, l.linkErr(filepath.Join(dir, e.Name()))
-		}
-		if !e.Type().IsRegular() || !isTemp(e.Name()) {
-			continue
-		}
-		switch err := l.root.Remove(filepath.Join(dir, e.Name())); {
-		case err == nil:
-			n++
-		case !errors.Is(err, os.ErrNotExist):
-			return n, fmt.Errorf("lake: remove a temporary file: %w", err)
-		}
-	}
-	return n, nil
+	return strings.TrimSuffix(l.store.String(), "/") + "/" + rel
 }
 
 // tempPattern names a lake file being written (createTemp).
@@ -307,19 +257,22 @@ func isTemp(name string) bool {
 // before it committed them, Open removed.
 func (l *Lake) Removed() int { return l.removed }
 
+// Store returns the store that holds the lake's files, for files of
+// the caller's own beside the tables (an ingest's manifests). A name
+// starting "_candec_" is free for that.
+func (l *Lake) Store() Store { return l.store }
+
 // Close unlocks the lake, once every Writer has committed or aborted.
 // A second Close does nothing.
 func (l *Lake) Close() error {
-	if l.lock == nil {
+	if l.closed {
 		return nil
 	}
-	// Emptied first, so that a lake's files are the same whichever
-	// process wrote them last.
-	l.lock.Truncate(0)
-	err := l.lock.Close() // which drops the lock
-	l.lock = nil
-	l.root.Close()
-	return err
+	l.closed = true
+	if l.dir != nil {
+		return l.dir.close()
+	}
+	return nil
 }
 
 // Writer writes the tables of one input at a time: Write its decoded
@@ -343,6 +296,10 @@ type Writer struct {
 	// costs most in a decode of many short captures).
 	idle map[*dbc.Message][]*table
 	bus  []string // a table's bus column, made when it is written
+
+	prefix    string   // of the partition directories
+	err       error    // a prefix refused
+	committed []string // by the last Commit
 }
 
 type tableKey struct {
@@ -351,9 +308,21 @@ type tableKey struct {
 	day int64
 }
 
-// NewWriter returns a Writer, for one input or several in turn.
-func (l *Lake) NewWriter() *Writer {
-	return &Writer{lake: l, schemas: map[*dbc.Message]*layout{}, tables: map[tableKey]*table{}, idle: map[*dbc.Message][]*table{}}
+// NewWriter returns a Writer, for one input or several in turn, whose
+// tables go under message=<m>/date=<d>/: NewWriterIn("").
+func (l *Lake) NewWriter() *Writer { return l.NewWriterIn("") }
+
+// NewWriterIn returns a Writer whose tables go under
+// <prefix>/message=<m>/date=<d>/, prefix a slash-separated path in the
+// lake such as "vehicle=kart01" (its elements escaped by the caller,
+// with Escape). A prefix that is absolute or has a "." or ".." element
+// or an empty one is refused: Write and Commit return the error.
+func (l *Lake) NewWriterIn(prefix string) *Writer {
+	w := &Writer{lake: l, prefix: prefix, schemas: map[*dbc.Message]*layout{}, tables: map[tableKey]*table{}, idle: map[*dbc.Message][]*table{}}
+	if prefix != "" && (prefix == "." || !fs.ValidPath(prefix)) {
+		w.err = fmt.Errorf("lake: partition prefix %q is not a relative path in the lake (no leading '/', no \".\", \"..\" or empty element)", prefix)
+	}
+	return w
 }
 
 // layout is a message's table schema: the columns and, per signal of
@@ -447,10 +416,9 @@ func (w *Writer) layout(m *dbc.Message) *layout {
 type table struct {
 	key   tableKey
 	lo    *layout
-	dir   string // the partition directory, relative to the lake's
-	tmp   *os.File
-	tname string // tmp's name, relative to the lake's
-	n     int    // rows buffered
+	dir   string   // the partition directory, relative to the lake's
+	file  TempFile // being written, from the first row group on
+	n     int      // rows buffered
 	time  int64s
 	id    int64s
 	sa    int64s
@@ -482,7 +450,7 @@ func (w *Writer) table(m *dbc.Message, bus string, t int64) *table {
 	if !ok {
 		lo := w.layout(m)
 		date := time.Unix(0, day*dayNanos).UTC().Format("2006-01-02")
-		dir := filepath.Join("message="+escape(m.Name), "date="+date)
+		dir := path.Join(w.prefix, "message="+Escape(m.Name), "date="+date)
 		if idle := w.idle[m]; len(idle) > 0 {
 			tb, w.idle[m] = idle[len(idle)-1], idle[:len(idle)-1]
 			tb.key, tb.dir, tb.wrote = k, dir, false
@@ -504,6 +472,9 @@ func (w *Writer) table(m *dbc.Message, bus string, t int64) *table {
 // of signals the multiplexer did not select, and truncated ones, are
 // null.
 func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error {
+	if w.err != nil {
+		return w.err
+	}
 	if len(vals) == 0 {
 		return nil
 	}
@@ -576,21 +547,18 @@ func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error
 	return nil
 }
 
-// flush writes tb's buffered rows as a row group, creating its
-// temporary file on the first.
+// flush writes tb's buffered rows as a row group, creating its file
+// on the first.
 func (w *Writer) flush(tb *table) error {
 	if tb.n == 0 {
 		return nil
 	}
-	if tb.tmp == nil {
-		if err := w.lake.mkdirs(tb.dir); err != nil {
-			return err
-		}
-		f, name, err := w.lake.createTemp(tb.dir)
+	if tb.file == nil {
+		f, err := w.lake.createTemp(tb.dir)
 		if err != nil {
 			return err
 		}
-		tb.tmp, tb.tname = f, name
+		tb.file = f
 		if tb.pw == nil {
 			tb.out = bufio.NewWriterSize(f, 32<<10)
 			tb.pw = parquet.NewWriter(tb.out, tb.lo.schema, parquet.Compression(codec))
@@ -677,11 +645,25 @@ func (w *Writer) Truncated() int { return w.trunc }
 // Files returns the files Commit made visible.
 func (w *Writer) Files() int { return w.files }
 
-// Commit writes every table of the input to the end and renames each
-// file to its name, <bus>-<input>.parquet in its partition directory,
-// replacing the file of an earlier run on the same input. input is
-// a hash of the input's content.
+// Committed returns the names, relative to the lake's root, of the
+// files the last Commit made visible, sorted. After a Commit that
+// failed, they are those it made visible all the same.
+func (w *Writer) Committed() []string { return slices.Clone(w.committed) }
+
+// Commit writes every table of the input to the end and commits each
+// file (File.Commit: durable, then visible) under its name,
+// <bus>-<input>.parquet in its partition directory, replacing the file
+// of an earlier run on the same input. input is a hash of the input's
+// content, or another name of letters, digits, '_', '-' and '.' that
+// Escape leaves as it is.
 func (w *Writer) Commit(input string) error {
+	w.committed = nil
+	if w.err != nil {
+		return w.err
+	}
+	if input == "" || Escape(input) != input {
+		return fmt.Errorf("lake: input name %q: want letters, digits, '_', '-' and '.' (not leading)", input)
+	}
 	for _, tb := range w.order {
 		if err := w.flush(tb); err != nil {
 			return err
@@ -695,57 +677,77 @@ func (w *Writer) Commit(input string) error {
 			return err
 		}
 	}
-	// Each file is on disk before it gets its name, so that not even a
-	// crash of the machine leaves a named file cut short. A sync waits
-	// for the disk, not the CPU: the files of an input are synced at
-	// once, which lets the file system commit them together.
-	var g errgroup.Group
+	return w.commitFiles(input)
+}
+
+// commitFiles commits the input's files. Each file is durable before
+// it gets its name, so that not even a crash of the machine leaves a
+// named file cut short. That waits for the disk (or the object store),
+// not the CPU: the files of an input are committed at once, which lets
+// a file system sync them together and an object store take them in
+// parallel.
+func (w *Writer) commitFiles(input string) error {
+	var (
+		g  errgroup.Group
+		mu sync.Mutex
+	)
 	g.SetLimit(16)
 	for _, tb := range w.order {
+		name := path.Join(tb.dir, Escape(tb.key.bus)+"-"+input+".parquet")
+		f := tb.file
+		tb.file = nil // committed or, on an error, dropped
 		g.Go(func() error {
-			if err := tb.tmp.Sync(); err != nil {
+			if err := f.CommitAs(name); err != nil {
 				return err
 			}
-			return tb.tmp.Close()
+			mu.Lock()
+			w.committed = append(w.committed, name)
+			mu.Unlock()
+			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
+	err := g.Wait()
+	slices.Sort(w.committed)
+	w.files += len(w.committed)
+	if err != nil {
 		return err
 	}
 	for _, tb := range w.order {
-		name := filepath.Join(tb.dir, escape(tb.key.bus)+"-"+input+".parquet")
-		// The rename would replace a link or a pipe there, not follow
-		// it; but the lake never made one, so it is refused, named.
-		if err := w.lake.check(name, false); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		if err := w.lake.root.Rename(tb.tname, name); err != nil {
-			return fmt.Errorf("lake: %w", err)
-		}
-		tb.tmp = nil
-		w.files++
 		w.idle[tb.key.msg] = append(w.idle[tb.key.msg], tb)
 	}
 	w.order, w.tables, w.last = nil, map[tableKey]*table{}, nil
 	return nil
 }
 
-// Abort removes the temporary files of an input that did not decode to
-// its end; what earlier runs committed stays.
+// Abort drops the files of an input that did not decode to its end
+// (nothing of them becomes visible); what earlier runs committed stays.
 func (w *Writer) Abort() {
 	for _, tb := range w.order {
-		if tb.tmp != nil {
-			tb.tmp.Close()
-			w.lake.root.Remove(tb.tname)
+		if tb.file != nil {
+			tb.file.Abort()
+			tb.file = nil
 		}
 	}
 	w.order, w.tables, w.last, w.buffered = nil, map[tableKey]*table{}, nil, 0
 }
 
-// escape makes a name safe as a path element and a Hive partition
-// value: letters, digits, '_', '-' and '.' (not leading) stay, anything
-// else becomes %XX, as Hive escapes it.
-func escape(s string) string {
+// defaultPartition is Hive's name of a partition whose value is null
+// or empty.
+const defaultPartition = "__HIVE_DEFAULT_PARTITION__"
+
+// Escape makes s safe as one path element and as a Hive partition
+// value: letters, digits, '_', '-' and '.' (not leading) stay, any
+// other byte becomes %XX, as Hive escapes it. The empty string becomes
+// __HIVE_DEFAULT_PARTITION__ (a null to Hive and Spark), and that
+// string itself %5F_HIVE_DEFAULT_PARTITION__. So the result is never
+// empty, "." or "..", has no '/', and two strings never share one.
+func Escape(s string) string {
+	switch s {
+	case "":
+		return defaultPartition
+	case defaultPartition:
+		return "%5F" + s[1:]
+	}
 	const hex = "0123456789ABCDEF"
 	var b []byte
 	for i := 0; i < len(s); i++ {
@@ -760,128 +762,12 @@ func escape(s string) string {
 	return string(b)
 }
 
-// path is rel's path for a message: the lake's directory joined.
-func (l *Lake) path(rel string) string { return filepath.Join(l.cfg.Dir, rel) }
-
-// linkErr is the ErrLink of rel.
-func (l *Lake) linkErr(rel string) error {
-	return fmt.Errorf("%w: %s (a lake holds none: remove it)", ErrLink, l.path(rel))
-}
-
-// check returns nil when rel, in the lake, is a directory (dir) or a
-// regular file (!dir); ErrLink for a symbolic link, ErrNotRegular (or
-// an error naming what it is) for anything else, and the Lstat's
-// error, fs.ErrNotExist among them, when there is nothing. It is a
-// check for a clear message: a race that replaces rel after it cannot
-// lead outside the lake, as every path is opened in l.root.
-func (l *Lake) check(rel string, dir bool) error {
-	fi, err := l.root.Lstat(rel)
-	switch {
-	case err != nil:
-		return err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return l.linkErr(rel)
-	case dir && !fi.IsDir():
-		return fmt.Errorf("lake: %s is not a directory", l.path(rel))
-	case !dir && !fi.Mode().IsRegular():
-		return fmt.Errorf("%w: %s (%s)", ErrNotRegular, l.path(rel), fi.Mode().Type())
+// createTemp starts a table's file in dir: in the store, when it can
+// start a file before its name is known (TempStore), else in a local
+// temporary file copied into the store at its commit.
+func (l *Lake) createTemp(dir string) (TempFile, error) {
+	if ts, ok := l.store.(TempStore); ok {
+		return ts.CreateTemp(dir)
 	}
-	return nil
-}
-
-// readDir lists rel, a directory in the lake.
-func (l *Lake) readDir(rel string) ([]fs.DirEntry, error) {
-	d, err := l.root.Open(rel)
-	if err != nil {
-		return nil, fmt.Errorf("lake: %w", err)
-	}
-	defer d.Close()
-	ents, err := d.ReadDir(-1)
-	if err != nil {
-		return nil, fmt.Errorf("lake: %s: %w", l.path(rel), err)
-	}
-	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	return ents, nil
-}
-
-// readFile reads rel, a regular file of the lake of at most limit
-// bytes. It is opened without waiting (a named pipe planted there must
-// not block the run) and checked to be a regular file once open.
-func (l *Lake) readFile(rel string, limit int64) ([]byte, error) {
-	if err := l.check(rel, false); err != nil {
-		return nil, err
-	}
-	f, err := l.root.OpenFile(rel, os.O_RDONLY|oNonblock, 0)
-	if err != nil {
-		return nil, fmt.Errorf("lake: %w", err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w: %s", ErrNotRegular, l.path(rel))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("lake: %s: %w", l.path(rel), err)
-	case int64(len(b)) > limit:
-		return nil, fmt.Errorf("lake: %s: longer than %d bytes", l.path(rel), limit)
-	}
-	return b, nil
-}
-
-// writeFile writes rel whole: under a temporary name, synced, then
-// renamed over it.
-func (l *Lake) writeFile(rel string, b []byte) error {
-	f, tmp, err := l.createTemp(filepath.Dir(rel))
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = l.root.Rename(tmp, rel)
-	}
-	if err != nil {
-		l.root.Remove(tmp)
-		return fmt.Errorf("lake: %w", err)
-	}
-	return nil
-}
-
-// mkdirs makes the directories of rel in the lake, refusing any of
-// them that is a symbolic link (ErrLink) or no directory.
-func (l *Lake) mkdirs(rel string) error {
-	p := ""
-	for _, el := range strings.Split(filepath.Clean(rel), string(filepath.Separator)) {
-		p = filepath.Join(p, el)
-		if err := l.root.Mkdir(p, DirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
-			return fmt.Errorf("lake: %w", err)
-		}
-		if err := l.check(p, true); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// createTemp creates a new file of tempPattern in dir, a directory of
-// the lake, with mode Perm less the umask. O_EXCL makes it a file of
-// its own: never a link or a pipe planted at its name.
-func (l *Lake) createTemp(dir string) (*os.File, string, error) {
-	for range 100 {
-		name := filepath.Join(dir, strings.Replace(tempPattern, "*", strconv.FormatUint(rand.Uint64(), 36), 1))
-		f, err := l.root.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, Perm)
-		if err == nil {
-			return f, name, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return nil, "", fmt.Errorf("lake: %w", err)
-		}
-	}
-	return nil, "", fmt.Errorf("lake: no free temporary name in %s", l.path(dir))
+	return newSpool(l.store)
 }

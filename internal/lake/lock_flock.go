@@ -8,12 +8,17 @@ import (
 	"syscall"
 )
 
-// tryLock takes an exclusive flock on f without waiting; ErrBusy when
-// another open file holds it. The kernel drops the lock with the last
-// descriptor of the file, so a killed run leaves no stale lock.
-func tryLock(f *os.File) error {
+// tryLock takes a flock on f without waiting, shared or exclusive;
+// ErrBusy when another open file holds one that excludes it. The
+// kernel drops the lock with the last descriptor of the file, so a
+// killed run leaves no stale lock.
+func tryLock(f *os.File, shared bool) error {
+	how := syscall.LOCK_EX
+	if shared {
+		how = syscall.LOCK_SH
+	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		switch {
 		case err == nil:
 			return nil

@@ -32,3 +32,27 @@ type File interface {
 	// Abort drops the file: nothing of it becomes visible.
 	Abort()
 }
+
+// TempStore is a Store that can also start a file before its name is
+// known. A Writer's tables learn theirs (the input's hash) only at
+// Commit; with a Store that is not a TempStore, a Writer writes each
+// table to a local temporary file and copies it into the Store (Create,
+// Commit) then. The directory store is one: its temporary file is
+// renamed in place.
+type TempStore interface {
+	Store
+	// CreateTemp starts a file in dir ("." for the root), a
+	// slash-separated directory relative to the lake's root.
+	CreateTemp(dir string) (TempFile, error)
+}
+
+// TempFile is a lake file being written whose name comes at its Commit.
+type TempFile interface {
+	io.Writer
+	// CommitAs makes the file durable, then visible under rel (a name
+	// in the dir it was started in), replacing any file there whole.
+	// On an error, nothing of it becomes visible and it is dropped.
+	CommitAs(rel string) error
+	// Abort drops the file: nothing of it becomes visible.
+	Abort()
+}
