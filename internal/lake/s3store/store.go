@@ -55,7 +55,7 @@ type Store struct {
 	opt    Options
 }
 
-var _ lake.Store = (*Store)(nil)
+var _ lake.TempStore = (*Store)(nil)
 
 // Open returns the store of the lake at rawURL, s3://bucket/prefix,
 // with the credentials, region and endpoint of the AWS variables (see
@@ -175,15 +175,28 @@ func (s *Store) url(rel string) string { return s.String() + "/" + rel }
 // local file, uploaded whole by Commit. Nothing is visible under rel
 // before the store acknowledges the upload.
 func (s *Store) Create(rel string) (lake.File, error) {
-	key, err := s.key(rel)
+	if _, err := s.key(rel); err != nil {
+		return nil, err
+	}
+	f, err := s.spool()
 	if err != nil {
 		return nil, err
 	}
+	return named{f, rel}, nil
+}
+
+// CreateTemp starts a file whose name comes at its CommitAs (a lake
+// table's): the same local spool as Create's, so that the lake need
+// not copy it into another first. dir does not matter to an object
+// store.
+func (s *Store) CreateTemp(dir string) (lake.TempFile, error) { return s.spool() }
+
+func (s *Store) spool() (*file, error) {
 	f, err := os.CreateTemp(s.opt.TempDir, "candec-s3-*.tmp")
 	if err != nil {
-		return nil, fmt.Errorf("s3store: %s: %w", s.url(rel), err)
+		return nil, fmt.Errorf("s3store: %s: spool: %w", s, err)
 	}
-	return &file{s: s, rel: rel, key: key, f: f}, nil
+	return &file{s: s, f: f}, nil
 }
 
 // WriteFile uploads b whole as rel.
@@ -314,42 +327,46 @@ func (s *Store) Remove(rel string) error {
 }
 
 // file is a lake file being written: a local temporary file until
-// Commit uploads it.
+// CommitAs uploads it.
 type file struct {
-	s        *Store
-	rel, key string
-	f        *os.File
-	err      error // the first write error, returned by Commit too
-	done     bool
+	s    *Store
+	f    *os.File
+	err  error // the first write error, returned by CommitAs too
+	done bool
 }
 
 func (f *file) Write(p []byte) (int, error) {
 	if f.done {
-		return 0, fmt.Errorf("s3store: write %s: the file was committed or aborted", f.s.url(f.rel))
+		return 0, fmt.Errorf("s3store: write to %s: the file was committed or aborted", f.s)
 	}
 	n, err := f.f.Write(p)
 	if err != nil && f.err == nil {
-		f.err = fmt.Errorf("s3store: %s: %w", f.s.url(f.rel), err)
+		f.err = fmt.Errorf("s3store: %s: spool: %w", f.s, err)
 	}
 	return n, err
 }
 
-// Commit uploads the file and returns once the store acknowledged it:
-// the object is then durable and visible whole. On an error nothing of
-// it is visible (an S3 PUT replaces the object whole or not at all).
-func (f *file) Commit() error {
+// CommitAs uploads the file as rel and returns once the store
+// acknowledged it: the object is then durable and visible whole. On an
+// error nothing of it is visible (an S3 PUT replaces the object whole
+// or not at all). The file is dropped either way.
+func (f *file) CommitAs(rel string) error {
 	if f.done {
-		return fmt.Errorf("s3store: commit %s: the file was committed or aborted", f.s.url(f.rel))
+		return fmt.Errorf("s3store: commit %s: the file was committed or aborted", f.s.url(rel))
 	}
 	defer f.Abort()
+	key, err := f.s.key(rel)
+	if err != nil {
+		return err
+	}
 	if f.err != nil {
 		return f.err
 	}
 	st, err := f.f.Stat()
 	if err != nil {
-		return fmt.Errorf("s3store: %s: %w", f.s.url(f.rel), err)
+		return fmt.Errorf("s3store: %s: spool: %w", f.s.url(rel), err)
 	}
-	return f.s.put(f.rel, f.key, f.f, st.Size())
+	return f.s.put(rel, key, f.f, st.Size())
 }
 
 // Abort removes the temporary file; nothing was uploaded.
@@ -361,6 +378,15 @@ func (f *file) Abort() {
 	f.f.Close()
 	os.Remove(f.f.Name())
 }
+
+// named is a file started by Create: its name is known.
+type named struct {
+	*file
+	rel string
+}
+
+// Commit uploads the file as its name (CommitAs).
+func (n named) Commit() error { return n.CommitAs(n.rel) }
 
 // code is the S3 error code of err, "" for none.
 func code(err error) string {

@@ -1,9 +1,12 @@
 package s3store
 
 import (
+	"context"
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/yukart/candec/internal/lake"
 )
 
 // Scheme starts the URL of a lake in object storage: s3://bucket/prefix.
@@ -117,4 +120,19 @@ func parseEndpoint(env func(string) string) (endpoint, error) {
 		return endpoint{}, fmt.Errorf("s3store: %s=%q: want http:// or https:// and a host, with no path, user or query", name, raw)
 	}
 	return endpoint{host: u.Host, secure: u.Scheme == "https", custom: true}, nil
+}
+
+// LakeStore is the store of a lake named on a command line (--out-dir):
+// for s3://bucket/prefix, the Store opened with the AWS variables (for
+// lake.Config.Store), and for anything else nil, the directory lake's
+// default.
+func LakeStore(ctx context.Context, dir string) (lake.Store, error) {
+	if !IsURL(dir) {
+		return nil, nil
+	}
+	s, err := Open(ctx, dir, Options{})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
