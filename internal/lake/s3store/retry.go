@@ -18,7 +18,7 @@ import (
 
 // Retry defaults: a request that fails in a way that can pass is tried
 // again DefaultRetries times, after DefaultMinBackoff, doubling up to
-// DefaultMaxBackoff (about 16 s of waiting in all, then the error).
+// DefaultMaxBackoff (8 to 16 s of waiting in all, then the error).
 const (
 	DefaultRetries    = 8
 	DefaultMinBackoff = 100 * time.Millisecond

@@ -301,6 +301,7 @@ func testDecodeRefused(t *testing.T, srv *server, exe string) {
 			[]string{`prefix "a/../kart" has a ".." component`}},
 	} {
 		out, err := runCandec(exe, c.env, "decode", "--dbc", dbc, "--out-dir", c.url, capture)
+		t.Logf("%s: %s", c.name, strings.TrimSpace(out))
 		for _, w := range c.want {
 			if err == nil || !strings.Contains(out, w) {
 				t.Errorf("%s: candec decode --out-dir %s: %v\n%s\nwant it to fail with %q", c.name, c.url, err, out, w)
