@@ -32,7 +32,7 @@ func init() {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			st, err := s3store.LakeStore(ctx, cfg.Dir) // nil for a directory
+			st, err := s3store.LakeStore(ctx, cfg.Dir, s3store.Options{}) // nil for a directory
 			if err != nil {
 				return nil, err
 			}

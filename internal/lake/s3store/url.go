@@ -122,15 +122,15 @@ func parseEndpoint(env func(string) string) (endpoint, error) {
 	return endpoint{host: u.Host, secure: u.Scheme == "https", custom: true}, nil
 }
 
-// LakeStore is the store of a lake named on a command line (--out-dir):
-// for s3://bucket/prefix, the Store opened with the AWS variables (for
-// lake.Config.Store), and for anything else nil, the directory lake's
-// default.
-func LakeStore(ctx context.Context, dir string) (lake.Store, error) {
+// LakeStore is the store of a lake named on a command line (--out-dir),
+// for lake.Config.Store: for s3://bucket/prefix, the Store opened with
+// opt (Options{} reads the AWS variables), and for anything else nil,
+// the directory lake's default.
+func LakeStore(ctx context.Context, dir string, opt Options) (lake.Store, error) {
 	if !IsURL(dir) {
 		return nil, nil
 	}
-	s, err := Open(ctx, dir, Options{})
+	s, err := Open(ctx, dir, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package s3store
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -113,5 +114,21 @@ func TestEndpoint(t *testing.T) {
 		if c.err == "" && (err != nil || got != c.want) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("%v: got %+v, %v; want %+v, %q", c.env, got, err, c.want, c.err)
 		}
+	}
+}
+
+func TestLakeStore(t *testing.T) {
+	st, err := LakeStore(context.Background(), "lake/", Options{})
+	if st != nil || err != nil {
+		t.Errorf("LakeStore of a directory: %v, %v; want nil, nil (the directory store)", st, err)
+	}
+	sc := &script{}
+	env := func(k string) string { return testEnv[k] }
+	st, err = LakeStore(context.Background(), "s3://lake/fleet", Options{Env: env, Transport: sc})
+	if err != nil || st == nil || st.String() != "s3://lake/fleet" {
+		t.Errorf("LakeStore(s3://lake/fleet): %v, %v; want the S3 store", st, err)
+	}
+	if _, err := LakeStore(context.Background(), "s3://lake/../x", Options{Env: env, Transport: sc}); err == nil {
+		t.Error("LakeStore(s3://lake/../x) succeeded")
 	}
 }
