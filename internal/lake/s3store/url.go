@@ -117,7 +117,11 @@ func parseEndpoint(env func(string) string) (endpoint, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil ||
 		u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" {
-		return endpoint{}, fmt.Errorf("s3store: %s=%q: want http:// or https:// and a host, with no path, user or query", name, raw)
+		shown := raw
+		if err == nil {
+			shown = u.Redacted() // a password there is not repeated
+		}
+		return endpoint{}, fmt.Errorf("s3store: %s=%q: want http:// or https:// and a host, with no path, user or query", name, shown)
 	}
 	return endpoint{host: u.Host, secure: u.Scheme == "https", custom: true}, nil
 }

@@ -111,6 +111,9 @@ func TestEndpoint(t *testing.T) {
 		{env: map[string]string{"AWS_ENDPOINT_URL": "http://"}, err: "a host"},
 	} {
 		got, err := parseEndpoint(func(k string) string { return c.env[k] })
+		if err != nil && strings.Contains(err.Error(), ":p@") {
+			t.Errorf("%v: the error %q shows the password", c.env, err)
+		}
 		if c.err == "" && (err != nil || got != c.want) || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("%v: got %+v, %v; want %+v, %q", c.env, got, err, c.want, c.err)
 		}
