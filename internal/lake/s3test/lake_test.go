@@ -21,7 +21,13 @@ import (
 )
 
 // root is the candec repository, three levels up.
-var root = filepath.Join("..", "..", "..")
+var root = func() string {
+	r, err := filepath.Abs(filepath.Join("..", "..", ".."))
+	if err != nil {
+		panic(err)
+	}
+	return r
+}()
 
 // TestS3 runs against one server: the store's files, its refusals, a
 // fleet's lake written through lake.Open with the store, and candec
@@ -48,10 +54,12 @@ func candec(t *testing.T) string {
 	return exe
 }
 
-// runCandec runs candec with the AWS variables of env added; it
-// returns its output and error.
+// runCandec runs candec with the AWS variables of env added, in a
+// directory of its own (a decode that took s3://… for a directory
+// would write there); it returns its output and error.
 func runCandec(exe string, env map[string]string, args ...string) (string, error) {
 	cmd := exec.Command(exe, args...)
+	cmd.Dir = filepath.Dir(exe)
 	cmd.Env = os.Environ()
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
