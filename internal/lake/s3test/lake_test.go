@@ -68,8 +68,8 @@ func runCandec(exe string, env map[string]string, args ...string) (string, error
 	return string(out), err
 }
 
-// agg is what the test computes per signal from the JSON lines and
-// asks DuckDB for.
+// agg is what a test computes per signal from what was written (the
+// JSON lines of a decode, or the values it wrote) and asks DuckDB for.
 type agg struct {
 	n        int64
 	min, max float64
@@ -206,8 +206,8 @@ func testDecodeLake(t *testing.T, srv *server, exe string) {
 }
 
 // checkLake asks DuckDB, of the lake in dir, the rows per message and
-// the count, min and max of each signal, and compares them with the
-// JSON lines' frames and signals.
+// the count, min and max of each signal, and compares them with what
+// was written: the frames per message, the aggregate per signal.
 func checkLake(t *testing.T, dir string, sigs map[string]*agg, frames map[string]int64) {
 	t.Helper()
 	db, err := sql.Open("duckdb", "")
@@ -231,7 +231,7 @@ func checkLake(t *testing.T, dir string, sigs map[string]*agg, frames map[string
 	}
 	rows.Close()
 	if len(got) != len(frames) {
-		t.Errorf("the lake has %d tables, the JSON lines %d messages", len(got), len(frames))
+		t.Errorf("the lake has %d tables, want %d (a table per message)", len(got), len(frames))
 	}
 	for m, n := range frames {
 		if got[m] != n {
@@ -251,18 +251,18 @@ func checkLake(t *testing.T, dir string, sigs map[string]*agg, frames map[string
 			}
 			if want == nil {
 				if cnt != 0 {
-					t.Errorf("%s.%s: %d values in the lake, none in the JSON lines", m, n, cnt)
+					t.Errorf("%s.%s: %d values in the lake, none written", m, n, cnt)
 				}
 				continue
 			}
 			if cnt != want.n || !near(mn.Float64, want.min) || !near(mx.Float64, want.max) {
-				t.Errorf("%s.%s: lake count %d min %g max %g, JSON lines %d %g %g", m, n, cnt, mn.Float64, mx.Float64, want.n, want.min, want.max)
+				t.Errorf("%s.%s: lake count %d min %g max %g, want %d %g %g", m, n, cnt, mn.Float64, mx.Float64, want.n, want.min, want.max)
 			}
 			checked++
 		}
 	}
 	if checked != len(sigs) {
-		t.Errorf("checked %d signals in the lake, the JSON lines have %d", checked, len(sigs))
+		t.Errorf("checked %d signals in the lake, want %d", checked, len(sigs))
 	}
 }
 
@@ -270,15 +270,15 @@ func checkLake(t *testing.T, dir string, sigs map[string]*agg, frames map[string
 // frame's (time, bus, id, sa), the oor list and the labels.
 func signalColumns(t *testing.T, db *sql.DB, table string) []string {
 	t.Helper()
-	cols, err := db.Query(fmt.Sprintf("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM %s)", table))
+	rows, err := db.Query(fmt.Sprintf("SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM %s)", table))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cols.Close()
+	defer rows.Close()
 	var names []string
-	for cols.Next() {
+	for rows.Next() {
 		var n, typ string
-		if err := cols.Scan(&n, &typ); err != nil {
+		if err := rows.Scan(&n, &typ); err != nil {
 			t.Fatal(err)
 		}
 		if n == "time" || n == "bus" || n == "id" || n == "sa" || n == "oor" && typ == "VARCHAR[]" || strings.HasSuffix(n, "_label") && typ == "VARCHAR" {

@@ -183,8 +183,11 @@ func testStoreRefuses(t *testing.T, srv *server) {
 
 // TestStoreServerGone: a Commit while the server is down does not
 // return, retrying with backoff, until the server is back and has
-// acknowledged the object; then the object is there, whole. A Commit
-// whose retries run out first fails, named, and leaves nothing.
+// acknowledged the object; then the object is there, whole. So with a
+// lake's Writer.Commit (its tables committed in parallel): it returns
+// once every table is in the bucket, and DuckDB reads them back as
+// written. A Commit whose retries run out first fails, named, and
+// leaves nothing.
 func TestStoreServerGone(t *testing.T) {
 	srv := startServer(t)
 	var (
@@ -192,7 +195,7 @@ func TestStoreServerGone(t *testing.T) {
 		mu      sync.Mutex
 		reasons []string // what the retries met, in order, once each
 	)
-	st, err := open(t, srv, "s3://lake/gone", writerKey, writerSecret, s3store.Options{
+	opt := s3store.Options{
 		Retries: 100, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
 		Retried: func(_, _ string, err error, _ time.Duration) {
 			retried.Add(1)
@@ -206,7 +209,12 @@ func TestStoreServerGone(t *testing.T) {
 				reasons = append(reasons, r)
 			}
 		},
-	})
+	}
+	st, err := open(t, srv, "s3://lake/gone", writerKey, writerSecret, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls, err := open(t, srv, "s3://lake/gone-lake", writerKey, writerSecret, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,6 +222,13 @@ func TestStoreServerGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	lk, err := lake.Open(lake.Config{Dir: ls.String(), Store: ls, DBC: "yukart"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lk.Close()
+	w := lk.NewWriter()
+	wrote := writeCapture(t, w, 1)
 	body := make([]byte, 1<<20)
 	rand.Read(body)
 	f, err := st.Create("message=A/date=2026-12-04/can0-1.parquet")
@@ -227,8 +242,9 @@ func TestStoreServerGone(t *testing.T) {
 		!strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("WriteFile with 2 retries while the server is down: %v, want it to give up after 3 attempts, naming the object and why", err)
 	}
-	done := make(chan error, 1)
+	done, lakeDone := make(chan error, 1), make(chan error, 1)
 	go func() { done <- f.Commit() }()
+	go func() { lakeDone <- w.Commit("capture1") }()
 	deadline := time.Now().Add(30 * time.Second)
 	for retried.Load() < 3 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
@@ -236,6 +252,8 @@ func TestStoreServerGone(t *testing.T) {
 	select {
 	case err := <-done:
 		t.Fatalf("Commit returned %v while the server was down", err)
+	case err := <-lakeDone:
+		t.Fatalf("the lake's Writer.Commit returned %v while the server was down", err)
 	default:
 	}
 	if retried.Load() < 3 {
@@ -252,6 +270,20 @@ func TestStoreServerGone(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("Commit has not returned 60 s after the server came back; its log:\n%s", srv.tail())
 	}
+	select {
+	case err := <-lakeDone:
+		if err != nil {
+			t.Fatalf("the lake's Writer.Commit after the server came back: %v", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the lake's Writer.Commit has not returned 60 s after the server came back")
+	}
+	if names := w.Committed(); len(names) != len(wrote.rows) {
+		t.Errorf("the writer committed %q, want a table per message (%d)", names, len(wrote.rows))
+	}
+	dir := t.TempDir()
+	download(t, srv, "gone-lake", dir)
+	checkLake(t, dir, wrote.sigs, wrote.rows)
 	if got, err := st.ReadFile("message=A/date=2026-12-04/can0-1.parquet", 2<<20); err != nil || !bytes.Equal(got, body) {
 		t.Errorf("after the restart: %d bytes, %v; want the %d committed", len(got), err, len(body))
 	}
