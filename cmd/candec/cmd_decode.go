@@ -53,7 +53,7 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	tail := fs.Duration("tail", 0, "with --policy: let time run on this long after the last frame (stale marks, heartbeats); 0 or more")
 	skip := fs.Bool("skip-invalid", false, "skip malformed capture lines (counted) instead of stopping; of many captures, skip (and count) one that cannot be read")
 	out := fs.String("o", "-", "output `FILE` (- for stdout); written whole under a temporary name, never the capture itself")
-	outDir := fs.String("out-dir", "", "write a Parquet data lake to `DIR`: a table per message, partitioned message=…/date=… (docs/lake.md)")
+	outDir := fs.String("out-dir", "", "write a Parquet data lake to `DIR` (or s3://bucket/prefix, credentials from the AWS variables): a table per message, partitioned message=…/date=… (docs/lake.md)")
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "with --out-dir: captures decoded at once")
 	if err := fs.Parse(args); err != nil {
 		return err

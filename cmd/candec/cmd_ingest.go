@@ -39,6 +39,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	rollAge := fs.Duration("roll-age", ingest.DefaultRollAge, "commit at least every `D`")
 	maxUnacked := fs.Int("max-unacked", ingest.DefaultMaxUnacked, fmt.Sprintf("commit after `N` messages, at most %d", ingest.ReceiveMaximum))
 	metrics := fs.String("metrics", "", "serve Prometheus metrics on `ADDR` (host:port) at /metrics")
+	connectTimeout := fs.Duration("connect-timeout", defaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the first connection within `D`, at most %v", maxConnectTimeout))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -47,6 +48,14 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	}
 	if *outDir == "" {
 		return &exitError{2, errors.New("ingest: --out-dir is required")}
+	}
+	if err := firstError(
+		durationIn("ingest", "--connect-timeout", *connectTimeout, time.Millisecond, maxConnectTimeout),
+		durationAtLeast("ingest", "--roll-age", *rollAge, time.Millisecond),
+		intIn("ingest", "--max-unacked", *maxUnacked, 1, ingest.ReceiveMaximum),
+		intIn("ingest", "--roll-bytes", *rollBytes, 1, 1<<50),
+	); err != nil {
+		return err
 	}
 	settings, err := brokerSettings("ingest", conn)
 	if err != nil {
@@ -62,7 +71,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg := ingest.Config{Conn: settings, ID: *id, Group: *group, Filters: fs.Args(), Buses: buses,
 		Dir: *outDir, DBCHash: hash, RollBytes: *rollBytes, RollAge: *rollAge, MaxUnacked: *maxUnacked,
-		Registerer: reg, Log: log}
+		ConnectTimeout: *connectTimeout, Registerer: reg, Log: log}
 	if err := cfg.Validate(); err != nil {
 		return &exitError{2, err}
 	}
@@ -140,4 +149,12 @@ func writeIngestSummary(e env, c ingest.Counters) {
 		}
 	}
 	fmt.Fprintf(e.stderr, "; gaps: %d windows, %d envelopes\n", c.WindowGaps, c.EnvelopeGaps)
+}
+
+// intIn refuses v outside lo..hi, naming the flag: exit status 2.
+func intIn[T int | int64](cmd, flag string, v, lo, hi T) error {
+	if v >= lo && v <= hi {
+		return nil
+	}
+	return &exitError{2, fmt.Errorf("%s: %s must be from %d to %d, got %d", cmd, flag, lo, hi, v)}
 }

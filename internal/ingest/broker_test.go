@@ -30,7 +30,7 @@ type fleet struct {
 	b    *mosquitto.Process
 }
 
-func startFleet(t *testing.T) *fleet {
+func startFleet(t testing.TB) *fleet {
 	t.Helper()
 	if brokertest.FindMosquitto() == "" {
 		if os.Getenv(brokertest.RequireEnv) == "1" {
@@ -54,7 +54,7 @@ func startFleet(t *testing.T) *fleet {
 
 // fleetConf returns the global settings of fleet.conf as shipped (the
 // listener's are the test's own).
-func fleetConf(t *testing.T) string {
+func fleetConf(t testing.TB) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "mosquitto", "fleet.conf"))
 	if err != nil {
@@ -73,7 +73,7 @@ func fleetConf(t *testing.T) string {
 }
 
 // start starts the broker, on its old port if it ran before.
-func (f *fleet) start(t *testing.T) {
+func (f *fleet) start(t testing.TB) {
 	t.Helper()
 	p, err := mosquitto.Start(context.Background(), f.opts)
 	if err != nil {
@@ -98,7 +98,7 @@ func portOf(addr string) int {
 }
 
 // settings are the connection settings of the certificate cn.
-func (f *fleet) settings(t *testing.T, cn string) mqttclient.Settings {
+func (f *fleet) settings(t testing.TB, cn string) mqttclient.Settings {
 	t.Helper()
 	cert, key := f.ca.Client(t, cn, cn)
 	return mqttclient.Settings{Broker: f.b.URL, CAFile: f.ca.File, CertFile: cert, KeyFile: key}
@@ -110,7 +110,7 @@ type car struct {
 	topic string
 }
 
-func (f *fleet) car(t *testing.T, id string) *car {
+func (f *fleet) car(t testing.TB, id string) *car {
 	t.Helper()
 	s := f.settings(t, id)
 	s.ClientID = id
@@ -127,7 +127,7 @@ func (f *fleet) car(t *testing.T, id string) *car {
 }
 
 // publish publishes payloads at QoS 1, in order.
-func (c *car) publish(t *testing.T, payloads [][]byte) {
+func (c *car) publish(t testing.TB, payloads [][]byte) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -149,7 +149,7 @@ type running struct {
 	err    error
 }
 
-func startIngest(t *testing.T, cfg Config) *running {
+func startIngest(t testing.TB, cfg Config) *running {
 	t.Helper()
 	in, err := New(cfg)
 	if err != nil {
@@ -176,7 +176,7 @@ func (r *running) stop() {
 }
 
 // waitFor waits until cond holds of the instance's counters.
-func (r *running) waitFor(t *testing.T, what string, cond func(Counters) bool) {
+func (r *running) waitFor(t testing.TB, what string, cond func(Counters) bool) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for !cond(r.in.Counters()) {
@@ -194,7 +194,7 @@ func (r *running) waitFor(t *testing.T, what string, cond func(Counters) bool) {
 
 // lakeCells reads every data file of the lake at dir back: the values
 // of its rows, by cell. A signal's column is named after it.
-func lakeCells(t *testing.T, dir string) map[cell][]float64 {
+func lakeCells(t testing.TB, dir string) map[cell][]float64 {
 	t.Helper()
 	files := map[string][]byte{}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -213,7 +213,7 @@ func lakeCells(t *testing.T, dir string) map[cell][]float64 {
 }
 
 // storeCells is lakeCells of a memStore.
-func storeCells(t *testing.T, s *memStore) map[cell][]float64 {
+func storeCells(t testing.TB, s *memStore) map[cell][]float64 {
 	t.Helper()
 	files := map[string][]byte{}
 	for _, n := range s.names() {
@@ -225,9 +225,38 @@ func storeCells(t *testing.T, s *memStore) map[cell][]float64 {
 }
 
 // cellsOf reads data files, by name in the lake.
-func cellsOf(t *testing.T, files map[string][]byte) map[cell][]float64 {
+func cellsOf(t testing.TB, files map[string][]byte) map[cell][]float64 {
 	t.Helper()
-	out := map[cell][]float64{}
+	out, _ := cellsAndLabels(t, files)
+	return out
+}
+
+// labelCells reads the label columns of the lake at dir back, by cell
+// (the cell's signal is the label column's).
+func labelCells(t testing.TB, dir string) map[cell][]string {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".parquet") {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b, err := os.ReadFile(p)
+		files[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, labels := cellsAndLabels(t, files)
+	return labels
+}
+
+// cellsAndLabels reads data files, by name in the lake: their values
+// and their labels, by cell.
+func cellsAndLabels(t testing.TB, files map[string][]byte) (map[cell][]float64, map[cell][]string) {
+	t.Helper()
+	out, labels := map[cell][]float64{}, map[cell][]string{}
 	for rel, b := range files {
 		parts := strings.Split(rel, "/")
 		if len(parts) != 4 || !strings.HasPrefix(parts[0], "vehicle=") || !strings.HasPrefix(parts[1], "message=") {
@@ -238,14 +267,17 @@ func cellsOf(t *testing.T, files map[string][]byte) map[cell][]float64 {
 		readCells(t, rel, b, func(col string, ts int64, v float64) {
 			k := cell{vehicle, message, col, ts}
 			out[k] = append(out[k], v)
+		}, func(col string, ts int64, l string) {
+			k := cell{vehicle, message, col, ts}
+			labels[k] = append(labels[k], l)
 		})
 	}
-	return out
+	return out, labels
 }
 
 // readCells calls add for every non-null value of a signal column of
 // the Parquet file b.
-func readCells(t *testing.T, name string, b []byte, add func(col string, ts int64, v float64)) {
+func readCells(t testing.TB, name string, b []byte, add func(col string, ts int64, v float64), addLabel func(col string, ts int64, l string)) {
 	t.Helper()
 	pf, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
@@ -269,6 +301,8 @@ func readCells(t *testing.T, name string, b []byte, add func(col string, ts int6
 			for _, v := range row {
 				name := cols[v.Column()]
 				switch {
+				case !v.IsNull() && strings.HasSuffix(name, "_label"):
+					addLabel(name, ts, v.String())
 				case v.IsNull() || name == "time" || name == "bus" || name == "id" || name == "sa" || name == "oor" || strings.HasSuffix(name, "_label"):
 				case v.Kind() == parquet.Int64:
 					add(name, ts, float64(v.Int64()))

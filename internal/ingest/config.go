@@ -95,7 +95,8 @@ type Config struct {
 	// ConnectTimeout bounds the wait for the first connection; default
 	// mqttclient.DefaultConnectTimeout.
 	ConnectTimeout time.Duration
-	// Registerer receives the metrics; nil for none.
+	// Registerer receives the metrics, labelled instance=<ID> (several
+	// instances may share one); nil for none.
 	Registerer prometheus.Registerer
 	// Log receives what happens; nil discards it.
 	Log *slog.Logger

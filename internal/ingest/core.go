@@ -153,7 +153,7 @@ func newCore(cfg Config, newWriter func(prefix string) tableWriter, rec *record,
 		if err != nil {
 			return nil, err
 		}
-		c.filters = append(c.filters, filterLevels{levels: strings.Split(f, "/"), vehicle: lvl})
+		c.filters = append(c.filters, filterLevels{levels: splitLevels(f), vehicle: lvl})
 	}
 	return c, nil
 }
@@ -217,6 +217,9 @@ func (c *core) vehicleOf(topic string) (string, bool) {
 	return "", false
 }
 
+// splitLevels splits a filter into its levels.
+func splitLevels(filter string) []string { return strings.Split(filter, "/") }
+
 // matchVehicle matches topic against f and returns its vehicle level.
 func matchVehicle(f filterLevels, topic string) (string, bool) {
 	rest, vehicle, end := topic, "", false
@@ -236,7 +239,10 @@ func matchVehicle(f filterLevels, topic string) (string, bool) {
 		}
 		rest, end = after, !more
 	}
-	return vehicle, end
+	if !end {
+		return "", false
+	}
+	return vehicle, true
 }
 
 // fail ends the instance with err (the first error only).
@@ -315,11 +321,15 @@ func (c *core) rows(v *vehicle, w *envelope.Window) error {
 	var lost, stale uint64
 	for i := range w.Items {
 		it := &w.Items[i]
-		lost += v.envs.ObserveBytes(it.Topic, &it.Envelope).Lost
 		si := c.sigs[string(it.Topic)]
-		switch {
-		case si == nil:
+		if si == nil {
+			// Not tracked either: a car's unknown topics must not grow
+			// the ingest's memory.
 			c.malformed(ReasonSignal)
+			continue
+		}
+		lost += v.envs.ObserveBytes(it.Topic, &it.Envelope).Lost
+		switch {
 		case it.Envelope.Flags&envelope.Stale != 0:
 			stale++
 		default:

@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/frame"
 )
 
 const kartTopic = "fleet/kart01/yukart/window"
@@ -233,3 +235,56 @@ func TestHostileVehicleEscaped(t *testing.T) {
 		}
 	}
 }
+
+// TestHugeWindow: a window of 200,000 items, each a frame of its own,
+// is written whole, without the cost of matching each item against
+// every row before it.
+func TestHugeWindow(t *testing.T) {
+	const n = 200000
+	var b strings.Builder
+	b.WriteString(`{"seq":1,"epoch":7,"start":0,"end":1,"items":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `["yukart/vehicle/MOT_Speed",{"value":%d,"ts":%d,"seq":%d,"epoch":7}]`, i%1000, 1791563856000000000+int64(i)*1000, i+1)
+	}
+	b.WriteString("]}")
+	fl := newFakeLake()
+	in := newTestIngest(t, testConfig(t, "a"), fl.opened())
+	in.core.handle(kartTopic, []byte(b.String()), ackRef{gen: 1, id: 1})
+	if err := in.core.close(); err != nil {
+		t.Fatal(err)
+	}
+	if c := in.Counters(); c.Rows != n || c.Values != n {
+		t.Errorf("rows %d, values %d; want %d each", c.Rows, c.Values, n)
+	}
+}
+
+// TestTakeAllocations: taking a window in, from payload to rows in the
+// writer, allocates nothing once the buffers have grown (the writer's
+// row groups and the commit aside).
+func TestTakeAllocations(t *testing.T) {
+	wins := carWindows(t, envelope.Msgpack)
+	fl := newFakeLake()
+	in := newTestIngest(t, testConfig(t, "a"), fl.opened())
+	c := in.core
+	c.newWriter = func(string) tableWriter { return discard{} }
+	feed(c, kartTopic, wins[:1000], 1)
+	i := 1000
+	allocs := testing.AllocsPerRun(500, func() {
+		c.handle(kartTopic, wins[i], ackRef{gen: 1, id: uint16(i)})
+		i++
+	})
+	if allocs > 0.1 {
+		t.Errorf("%.2f allocations a window, want 0", allocs)
+	}
+}
+
+// discard is a tableWriter that keeps nothing.
+type discard struct{}
+
+func (discard) Write(*frame.Frame, string, []decoder.Value) error { return nil }
+func (discard) Commit(string) error                               { return nil }
+func (discard) Abort()                                            {}
+func (discard) Committed() []string                               { return nil }

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"maps"
 	"math"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -112,6 +111,38 @@ func published(t testing.TB, vehicle string, payloads [][]byte) map[cell][]float
 			}
 			k := cell{vehicle, s.Message.Name, s.Name, it.Envelope.TS}
 			out[k] = append(out[k], it.Envelope.Float64())
+		}
+	}
+	return out
+}
+
+// publishedLabels returns the labels the windows carry, by cell (its
+// signal the label column's name, <signal>_label), as published.
+func publishedLabels(t testing.TB, vehicle string, payloads [][]byte) map[cell][]string {
+	t.Helper()
+	db := loadDB(t)
+	bySignal := map[string]*dbc.Signal{}
+	for _, s := range db.Signals {
+		bySignal[DefaultSignalPrefix+s.Name] = s
+	}
+	out := map[cell][]string{}
+	seen := map[[2]uint64]bool{}
+	var w envelope.Window
+	for _, p := range payloads {
+		if err := envelope.ParseWindow(p, &w); err != nil {
+			t.Fatal(err)
+		}
+		if seen[[2]uint64{w.Epoch, w.Seq}] {
+			continue
+		}
+		seen[[2]uint64{w.Epoch, w.Seq}] = true
+		for _, it := range w.Items {
+			s := bySignal[string(it.Topic)]
+			if s == nil || it.Envelope.Stale() || len(it.Envelope.Label) == 0 {
+				continue
+			}
+			k := cell{vehicle, s.Message.Name, s.Name + "_label", it.Envelope.TS}
+			out[k] = append(out[k], string(it.Envelope.Label))
 		}
 	}
 	return out
@@ -333,5 +364,3 @@ func feed(c *core, topic string, payloads [][]byte, first uint16) {
 		c.handle(topic, p, ackRef{gen: 1, id: first + uint16(i)})
 	}
 }
-
-var _ = path.Base

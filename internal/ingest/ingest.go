@@ -49,7 +49,7 @@ func New(cfg Config) (*Ingest, error) {
 // newIngest builds an instance on an open lake.
 func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 	rec := newRecord(l.store, cfg.ID)
-	c, err := newCore(cfg, l.newWriter, rec, newMetrics(cfg.Registerer))
+	c, err := newCore(cfg, l.newWriter, rec, newMetrics(cfg.Registerer, cfg.ID))
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +68,10 @@ func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 // from then on, it keeps the instance's messages while it is away.
 func (in *Ingest) Ready() <-chan struct{} { return in.ready }
 
+// Close closes the lake of an instance that is not run (Run closes
+// it); a second Close does nothing.
+func (in *Ingest) Close() error { return in.close() }
+
 // Counters returns the counts so far; after Run, the final ones.
 func (in *Ingest) Counters() Counters { return in.core.counters() }
 
@@ -81,13 +85,14 @@ func (in *Ingest) Run(ctx context.Context) (err error) {
 			err = cerr
 		}
 	}()
-	cm, sess, err := in.connect(ctx)
-	if err != nil {
-		return err
-	}
+	sess := &ackSession{SessionManager: state.NewInMemory(), batcher: &mqttclient.Batcher{}}
 	in.core.mu.Lock()
 	in.core.ack = sess.ackAll
 	in.core.mu.Unlock()
+	cm, err := in.connect(ctx, sess)
+	if err != nil {
+		return err
+	}
 	tick := time.NewTicker(min(in.cfg.RollAge/4, time.Second))
 	defer tick.Stop()
 	for {
@@ -105,13 +110,12 @@ func (in *Ingest) Run(ctx context.Context) (err error) {
 	}
 }
 
-// connect connects with a persistent session and subscribes on every
-// connection; it returns once the first connection is up.
-func (in *Ingest) connect(ctx context.Context) (*autopaho.ConnectionManager, *ackSession, error) {
+// connect connects with a persistent session, sess, and subscribes on
+// every connection; it returns once the first connection is up.
+func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.ConnectionManager, error) {
 	cfg := in.cfg
 	settings := cfg.Conn
 	settings.ClientID = ClientIDPrefix + cfg.ID
-	sess := &ackSession{SessionManager: state.NewInMemory(), batcher: &mqttclient.Batcher{}}
 	attempts := mqttclient.NewAttempts()
 	ac, err := mqttclient.Config{
 		Settings:       settings,
@@ -126,7 +130,7 @@ func (in *Ingest) connect(ctx context.Context) (*autopaho.ConnectionManager, *ac
 		},
 	}.AutopahoConfig()
 	if err != nil {
-		return nil, nil, fmt.Errorf("ingest: %w", err)
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	ac.CleanStartOnInitialConnection = false
 	ac.SessionExpiryInterval = uint32(min(cfg.SessionExpiry/time.Second, 1<<32-1))
@@ -143,13 +147,13 @@ func (in *Ingest) connect(ctx context.Context) (*autopaho.ConnectionManager, *ac
 	// Run disconnects it.
 	cm, err := autopaho.NewConnection(context.WithoutCancel(ctx), ac)
 	if err != nil {
-		return nil, nil, fmt.Errorf("ingest: %w", err)
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	if err := attempts.Await(ctx, cm, settings.Broker, cfg.ConnectTimeout); err != nil {
 		disconnect(cm)
-		return nil, nil, fmt.Errorf("ingest: %w", err)
+		return nil, fmt.Errorf("ingest: %w", err)
 	}
-	return cm, sess, nil
+	return cm, nil
 }
 
 // subscribe subscribes to the filters at QoS 1; a refusal ends the

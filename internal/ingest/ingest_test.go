@@ -4,16 +4,19 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/yukart/candec/envelope"
 )
 
 // brokerConfig is an instance of the test DBC on the fleet broker,
 // with the certificate "ingest", writing the lake dir.
-func brokerConfig(t *testing.T, f *fleet, id, dir string) Config {
+func brokerConfig(t testing.TB, f *fleet, id, dir string) Config {
 	cfg := Config{ID: id, Conn: f.settings(t, "ingest"), Buses: []Bus{{DB: loadDB(t)}}, Dir: dir, DBCHash: "sha256:test",
 		ConnectTimeout: 10 * time.Second}
 	return cfg
@@ -42,6 +45,18 @@ func TestIngestThroughBroker(t *testing.T) {
 		t.Errorf("counters %+v: want several commits, every message acknowledged once", c)
 	}
 	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+	labels, want := labelCells(t, dir), publishedLabels(t, "kart01", wins)
+	if len(want) == 0 {
+		t.Fatal("no label published: the test tests less than it says")
+	}
+	for k, w := range want {
+		if g := labels[k]; !slices.Equal(g, w) {
+			t.Errorf("%+v: labels %q, want %q", k, g, w)
+		}
+	}
+	if len(labels) != len(want) {
+		t.Errorf("%d labelled cells, want %d", len(labels), len(want))
+	}
 
 	again := startIngest(t, brokerConfig(t, f, "a", dir))
 	time.Sleep(time.Second)
@@ -184,7 +199,7 @@ func TestGroupSplitsOneVehicle(t *testing.T) {
 
 // groupACL writes fleet.acl as shipped plus a reader block for each
 // of users, the group's certificates, and returns its path.
-func groupACL(t *testing.T, users ...string) string {
+func groupACL(t testing.TB, users ...string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "mosquitto", "fleet.acl"))
 	if err != nil {
@@ -254,7 +269,10 @@ func TestBadInputThroughBroker(t *testing.T) {
 	f.opts.ACLFile = groupACL(t) // as shipped; cars write their own prefix only
 	wins := carWindows(t, envelope.JSON)
 	dir := t.TempDir()
-	r := startIngest(t, brokerConfig(t, f, "a", dir))
+	cfg := brokerConfig(t, f, "a", dir)
+	reg := prometheus.NewRegistry()
+	cfg.Registerer = reg
+	r := startIngest(t, cfg)
 	dots := f.car(t, "..")
 	dots.publish(t, [][]byte{[]byte("not a window"), []byte(`{"seq":1}`), []byte{0x81, 0xa1}})
 	dots.publish(t, wins[:50])
@@ -266,8 +284,64 @@ func TestBadInputThroughBroker(t *testing.T) {
 	if c := r.in.Counters(); c.Malformed[ReasonWindow] != 3 || c.Windows != 50 || c.Acked != 53 {
 		t.Errorf("counters %+v: want 3 malformed windows, 50 windows, 53 acknowledged", c)
 	}
+	for _, m := range []struct {
+		name, label, value string
+		want               float64
+	}{
+		{"candec_ingest_malformed_total", "reason", "window", 3},
+		{"candec_ingest_windows_total", "vehicle", "%2E.", 50},
+		{"candec_ingest_window_gaps_total", "vehicle", "%2E.", 0},
+		{"candec_ingest_commits_total", "", "", 1},
+	} {
+		if got := gathered(t, reg, m.name, m.label, m.value); got != m.want {
+			t.Errorf("%s{%s=%q}: got %v, want %v", m.name, m.label, m.value, got, m.want)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(dir, "vehicle=%2E.")); err != nil {
 		t.Errorf("no partition vehicle=%%2E.: %v", err)
 	}
 	sameCells(t, lakeCells(t, dir), published(t, "%2E.", wins[:50]))
+}
+
+// TestHoldsTensOfThousandsUnacked: with the fleet's broker as shipped,
+// an instance holds a backlog of 16 cars' windows (29,952 messages)
+// unacknowledged until its one commit: its Receive Maximum, not
+// mosquitto's max_inflight_messages (20), bounds what is in flight.
+func TestHoldsTensOfThousandsUnacked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a backlog of 29,952 messages")
+	}
+	c, elapsed, _ := backlog(t, envelope.Msgpack, 16, func() {}, func() {})
+	if c.Commits != 1 || c.Acked != 16*1872 || c.Duplicates != 0 {
+		t.Errorf("%d commits acknowledged %d (%d duplicates); want 1 of %d", c.Commits, c.Acked, c.Duplicates, 16*1872)
+	}
+	t.Logf("%d windows in one commit in %v", c.Windows, elapsed.Round(time.Millisecond))
+}
+
+// gathered returns the value of the series of name whose label is
+// value ("" for any), and instance "a"; -1 when there is none.
+func gathered(t testing.TB, reg *prometheus.Registry, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	metrics:
+		for _, m := range mf.GetMetric() {
+			for _, lp := range m.GetLabel() {
+				if lp.GetName() == "instance" && lp.GetValue() != "a" || label != "" && lp.GetName() == label && lp.GetValue() != value {
+					continue metrics
+				}
+			}
+			if m.GetCounter() != nil {
+				return m.GetCounter().GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	return -1
 }

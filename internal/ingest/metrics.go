@@ -28,7 +28,12 @@ type metrics struct {
 	unacked                          prometheus.Gauge
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+// newMetrics makes an instance's metrics, labelled instance=<id> so
+// that several instances (a bench's) can share reg.
+func newMetrics(reg prometheus.Registerer, id string) *metrics {
+	if reg != nil {
+		reg = prometheus.WrapRegistererWith(prometheus.Labels{"instance": id}, reg)
+	}
 	vec := func(name, help string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "candec_ingest_" + name, Help: help}, []string{"vehicle"})
 	}

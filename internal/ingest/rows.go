@@ -38,10 +38,15 @@ type grouper struct {
 
 func (g *grouper) reset() { g.n = 0 }
 
+// rowsBack is how far back add looks for a value's row: a car's window
+// has ten or twenty rows, and a hostile one of a million items must not
+// cost a million squared. A value whose row is further back starts one.
+const rowsBack = 64
+
 // add puts the value of si's envelope e in its row.
 func (g *grouper) add(si *sigInfo, e *envelope.Envelope) {
 	m := si.s.Message
-	for i := g.n - 1; i >= 0; i-- {
+	for i := g.n - 1; i >= max(0, g.n-rowsBack); i-- {
 		r := &g.rows[i]
 		if r.ts != e.TS || r.si.s.Message != m || r.si.bus != si.bus {
 			continue

@@ -1,6 +1,7 @@
 package outformat
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -68,8 +69,12 @@ type Sink interface {
 
 // LakeConfig says where a lake is and what makes it.
 type LakeConfig struct {
-	// Dir is the lake's root directory.
+	// Dir is the lake's root directory, or s3://bucket/prefix for a
+	// lake in object storage (where the format can write one).
 	Dir string
+	// Context bounds the requests to an object store; nil is
+	// context.Background().
+	Context context.Context
 	// DBC identifies the DBC files that decode the lake's inputs.
 	DBC string
 	// Signals are the decode's signal globs.

@@ -3,13 +3,16 @@
 package outformat
 
 import (
+	"context"
 	"io"
 
 	"github.com/yukart/candec/internal/lake"
+	"github.com/yukart/candec/internal/lake/s3store"
 )
 
 // The Parquet row: a long Parquet file (-o), or a data lake of a table
-// per message (--out-dir). Only the developer's build has it: the car
+// per message (--out-dir: a directory, or s3://bucket/prefix in object
+// storage, internal/lake/s3store). Only the developer's build has it: the car
 // does not analyse its own data, so its build links no parquet-go.
 func init() {
 	formats = append(formats, Format{
@@ -25,7 +28,15 @@ func init() {
 			return lake.NewLong(w, map[string]string{lake.MetaDBC: h}), nil
 		},
 		OpenLake: func(cfg LakeConfig) (Lake, error) {
-			lk, err := lake.Open(lake.Config{Dir: cfg.Dir, DBC: cfg.DBC, Signals: cfg.Signals})
+			ctx := cfg.Context
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			st, err := s3store.LakeStore(ctx, cfg.Dir, s3store.Options{}) // nil for a directory
+			if err != nil {
+				return nil, err
+			}
+			lk, err := lake.Open(lake.Config{Dir: cfg.Dir, Store: st, DBC: cfg.DBC, Signals: cfg.Signals})
 			if err != nil {
 				return nil, err
 			}
