@@ -80,6 +80,6 @@ func WriteTable(w io.Writer, rec *Record) {
 	fmt.Fprintf(w, "  %-34s %11.1f %% of a core  (%.2f cores per 1,000 cars)\n", "ingest CPU", pct(r.IngestCPU), r.PerThousandCars(r.IngestCPU))
 	fmt.Fprintf(w, "  %-34s %11.1f %% of a core  (%.2f cores per 1,000 cars)\n", "broker CPU", pct(r.BrokerCPU), r.PerThousandCars(r.BrokerCPU))
 	fmt.Fprintf(w, "  %-34s %11.1f %% of a core\n", "cars (the bench process)", pct(r.CarsCPU))
-	fmt.Fprintf(w, "  %-34s p50 %v  p99 %v\n", "delivery latency", r.DeliveryP50, r.DeliveryP99)
+	fmt.Fprintf(w, "  %-34s p50 %v  p99 %v  (cars at most %v late)\n", "delivery latency", r.DeliveryP50, r.DeliveryP99, r.PublishLate)
 	fmt.Fprintf(w, "  %-34s p50 %v  p99 %v  (roll age %v)\n", "latency to the lake", r.CommitP50, r.CommitP99, rec.RollAge)
 }

@@ -72,7 +72,10 @@ type Result struct {
 	// subscriber of a few cars through the broker; Commit from its end
 	// to the manifest that commits it in the lake.
 	DeliveryP50, DeliveryP99 time.Duration
-	CommitP50, CommitP99     time.Duration
+	// PublishLate is the most a car's publish came after its window's
+	// end (the bench's own lag: a loaded machine's cars run late).
+	PublishLate          time.Duration
+	CommitP50, CommitP99 time.Duration
 }
 
 // ValuesPerCoreSecond returns the values the ingests took in the window
@@ -212,6 +215,9 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 	}
 	if err := <-errs; err != nil {
 		return nil, err
+	}
+	for _, c := range r.cars {
+		res.PublishLate = max(res.PublishLate, c.late)
 	}
 	if err := r.drain(ctx, res); err != nil {
 		return nil, err
@@ -359,6 +365,7 @@ type car struct {
 	c     *Car
 	conn  *mqttsub.Client
 	topic string
+	late  time.Duration // the most a publish came after its window's end
 }
 
 func dialCar(ctx context.Context, broker string, c *Car) (*car, error) {
@@ -378,6 +385,9 @@ func (c *car) drive(ctx context.Context, start time.Time) error {
 		}
 		if err := c.conn.Publish1(c.topic, w.Payload); err != nil {
 			return fmt.Errorf("fleet: car %s: window %d: %w", c.c.ID, w.Seq, err)
+		}
+		if late := time.Since(start.Add(w.At)); late > c.late {
+			c.late = late
 		}
 	}
 	return nil
