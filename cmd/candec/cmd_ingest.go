@@ -33,6 +33,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	fs.Var(&dbcs, "dbc", "DBC `[IFACE=]FILE[,FILE]`: the car's, for every interface or with IFACE= for one (repeatable)")
 	outDir := fs.String("out-dir", "", "the lake `DIR` (docs/lake.md), shared with the other instances")
 	group := fs.String("group", "", "subscribe as $share/`NAME`/FILTER: the instances of a group split the messages")
+	leave := fs.Bool("leave", false, "at SIGTERM, leave for good: unsubscribe, take what is on its way, commit, end the session (the group's others take this instance's share)")
 	host, _ := os.Hostname()
 	id := fs.String("id", host, "this instance's `ID`, stable across restarts: its session on the broker, its files and manifests")
 	rollBytes := fs.Int64("roll-bytes", ingest.DefaultRollBytes, "commit after `N` bytes of window payload")
@@ -69,7 +70,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cfg := ingest.Config{Conn: settings, ID: *id, Group: *group, Filters: fs.Args(), Buses: buses,
+	cfg := ingest.Config{Conn: settings, ID: *id, Group: *group, Leave: *leave, Filters: fs.Args(), Buses: buses,
 		Dir: *outDir, DBCHash: hash, RollBytes: *rollBytes, RollAge: *rollAge, MaxUnacked: *maxUnacked,
 		ConnectTimeout: *connectTimeout, Registerer: reg, Log: log}
 	if err := cfg.Validate(); err != nil {

@@ -391,3 +391,49 @@ func TestGroupMemberCrash(t *testing.T) {
 	}
 	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
 }
+
+// TestGroupMemberLeaves: a member that leaves for good (Leave)
+// unsubscribes, takes what was on its way, commits it and ends its
+// session: the broker gives the rest of the stream to the other member,
+// and the union is exact. Without Leave, the member's share would wait
+// for it in its session.
+func TestGroupMemberLeaves(t *testing.T) {
+	f := startFleet(t)
+	f.opts.ACLFile = groupACL(t, "ingest-a", "ingest-b")
+	if err := f.b.Stop(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	wins := carWindows(t, envelope.Msgpack)
+	dir := t.TempDir()
+	member := func(id string) Config {
+		cfg := brokerConfig(t, f, id, dir)
+		cfg.Conn = f.settings(t, "ingest-"+id)
+		cfg.Group, cfg.MaxUnacked = "lake", 300
+		return cfg
+	}
+	leaving := member("b")
+	leaving.Leave = true
+	a, b := startIngest(t, member("a")), startIngest(t, leaving)
+	kart := f.car(t, "kart01")
+	half := len(wins) / 2
+	kart.publish(t, wins[:half])
+	a.waitFor(t, "the first half", func(Counters) bool { return a.in.Counters().Windows+b.in.Counters().Windows == uint64(half) })
+	b.stop()
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	kart.publish(t, wins[half:])
+	a.waitFor(t, "the rest", func(c Counters) bool { return c.Windows+b.in.Counters().Windows == uint64(len(wins)) })
+	a.stop()
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+	again := startIngest(t, member("b"))
+	time.Sleep(500 * time.Millisecond)
+	again.stop()
+	if c := again.in.Counters(); c.Messages != 0 {
+		t.Errorf("b's session kept %d messages after it left", c.Messages)
+	}
+}
