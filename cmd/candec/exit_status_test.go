@@ -37,6 +37,7 @@ func exitCases(t *testing.T) map[string]exitCase {
 		"watch":    {usage: []string{"--connect-timeout", "-1s"}, failure: []string{"--broker", unreachableURL(t), "--connect-timeout", "300ms"}, says: "no connection"},
 		"generate": {usage: []string{"extra"}, failure: []string{"--dbc", missing("yukart.dbc")}, says: m, stdout: []string{"--dbc", yukartDBC, "--duration", "1s"}},
 		"bench":    {usage: []string{"extra", "argument"}, failure: []string{"--scenarios", missing("scenarios.yaml")}, says: m},
+		"ingest":   {usage: []string{"--dbc", yukartDBC}, failure: []string{"--dbc", missing("yukart.dbc"), "--out-dir", filepath.Join(dir, "lake")}, says: m},
 		"version":  {usage: []string{"extra"}, stdout: []string{}}, // it reads nothing: it fails only on a write
 	}
 }

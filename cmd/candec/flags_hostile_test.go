@@ -53,6 +53,7 @@ func hostileBase(t *testing.T) map[string]struct{ flags, args []string } {
 		"replay":        {flags: []string{"--broker", closed, "--connect-timeout", "200ms"}, args: []string{capture}},
 		"watch":         {flags: []string{"--broker", closed, "--connect-timeout", "200ms", "--duration", "1s"}},
 		"tune":          {flags: []string{"--dbc", yukartDBC}, args: []string{capture}},
+		"ingest":        {flags: []string{"--dbc", yukartDBC, "--out-dir", filepath.Join(dir, "lake"), "--broker", closed, "--connect-timeout", "200ms"}},
 		"bench":         {flags: []string{"--plan-only", "--no-results"}},
 		"bench summary": {flags: []string{"--results", dir}},
 	}

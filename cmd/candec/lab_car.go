@@ -10,8 +10,9 @@ import "context"
 // stay in commands with no function, so that the usage lists only what
 // this build has and naming one of them says where it is.
 var (
-	runDemo  func(ctx context.Context, e env, args []string) error
-	runPlot  func(ctx context.Context, e env, args []string) error
-	runTune  func(ctx context.Context, e env, args []string) error
-	runBench func(ctx context.Context, e env, args []string) error
+	runDemo   func(ctx context.Context, e env, args []string) error
+	runPlot   func(ctx context.Context, e env, args []string) error
+	runTune   func(ctx context.Context, e env, args []string) error
+	runBench  func(ctx context.Context, e env, args []string) error
+	runIngest func(ctx context.Context, e env, args []string) error
 )

@@ -46,6 +46,7 @@ var commands = []command{
 	{"tune", "what a policy costs the broker: per-signal envelopes/s from a capture, offline", runTune},
 	{"replay", "play a capture as raw batches to the broker, at its own timing, faster, or as a flood", runReplay},
 	{"watch", "show live what the broker carries: per-topic rate, value, age, seq loss, latency", runWatch},
+	{"ingest", "the fleet's cloud side: the cars' window streams from the broker into a lake, exactly once (docs/ingest.md)", runIngest},
 	{"generate", "generate a simulated capture of the kart (candump -l format)", runGenerate},
 	{"bench", "measure candec against a real mosquitto: the report's mix table (see benchmarks/README.md)", runBench},
 	{"version", "print the version, the VCS revision and the Go version (also --version)", runVersion},

@@ -1,0 +1,202 @@
+package ingest
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/yukart/candec/internal/lake"
+	"github.com/yukart/candec/mqttclient"
+)
+
+// Defaults of Config.
+const (
+	// DefaultFilter is the fleet's window stream, as the cars' bridges
+	// forward it: the + is the vehicle.
+	DefaultFilter = "fleet/+/yukart/window"
+	// DefaultRollBytes is the window payload taken in after which the
+	// ingest commits.
+	DefaultRollBytes = 64 << 20
+	// DefaultRollAge is the longest a window waits to be committed.
+	DefaultRollAge = time.Minute
+	// ReceiveMaximum is the Receive Maximum the ingest sends the broker
+	// (MQTT v5): how many QoS 1 messages it may hold unacknowledged.
+	// Without it, mosquitto would hold the ingest to its
+	// max_inflight_messages, 20 by default.
+	ReceiveMaximum = 65535
+	// DefaultMaxUnacked is how many messages the ingest takes before it
+	// commits, whatever their size and age: below ReceiveMaximum, so that
+	// the broker never stops sending while the ingest waits to commit.
+	DefaultMaxUnacked = 50000
+	// DefaultRecent is how many of its latest commits an instance
+	// remembers the windows of, to skip them when the broker sends them
+	// again (see the package documentation).
+	DefaultRecent = 8
+	// DefaultSessionExpiry is how long the broker keeps the session of
+	// an instance that went away: its subscription, its unacknowledged
+	// messages and the queue of what came meanwhile.
+	DefaultSessionExpiry = 7 * 24 * time.Hour
+)
+
+// ClientIDPrefix starts an instance's MQTT client id: candec-ingest-<ID>.
+const ClientIDPrefix = "candec-ingest-"
+
+// Errors.
+var (
+	// ErrConfig: the Config cannot be used.
+	ErrConfig = errors.New("ingest: bad config")
+	// ErrCommit: a commit failed; nothing of it was acknowledged.
+	ErrCommit = errors.New("ingest: commit failed")
+)
+
+// Config configures one ingest instance.
+type Config struct {
+	// Conn is the broker and how to reach it; its ClientID is replaced
+	// by ClientIDPrefix+ID.
+	Conn mqttclient.Settings
+	// ID names the instance: its client id (the broker keeps its
+	// session across restarts), its files' names and its manifests.
+	// Two instances running at once need two IDs.
+	ID string
+	// Group, when set, subscribes as $share/<Group>/<filter>: the
+	// instances of one group split the messages between them.
+	Group string
+	// Leave makes the end of Run leave for good: unsubscribe, so that
+	// the broker gives this instance's share to the others, take what
+	// was already on its way, commit it, and end the session. Without
+	// it the session stays, and so does the instance's share, waiting
+	// for it to come back.
+	Leave bool
+	// Filters are the topic filters; default DefaultFilter. The level
+	// of a filter's first + is the vehicle.
+	Filters []string
+	// SignalPrefix is the topic of a window item less its signal's
+	// name; default DefaultSignalPrefix.
+	SignalPrefix string
+	// Buses are the DBC files, the car's, by interface.
+	Buses []Bus
+	// Dir is the lake; Store, when set, holds its files instead of the
+	// directory (an object store).
+	Dir   string
+	Store lake.Store
+	// DBCHash identifies the DBC files in the lake's marker (as decode's
+	// --out-dir records them).
+	DBCHash string
+	// RollBytes, RollAge and MaxUnacked say when to commit: after that
+	// much window payload, that long, or that many messages; defaults
+	// DefaultRollBytes, DefaultRollAge, DefaultMaxUnacked.
+	RollBytes  int64
+	RollAge    time.Duration
+	MaxUnacked int
+	// Recent is how many commits' windows are remembered; default
+	// DefaultRecent.
+	Recent int
+	// SessionExpiry is the session's expiry on the broker; default
+	// DefaultSessionExpiry.
+	SessionExpiry time.Duration
+	// ConnectTimeout bounds the wait for the first connection; default
+	// mqttclient.DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// Registerer receives the metrics, labelled instance=<ID> (several
+	// instances may share one); nil for none.
+	Registerer prometheus.Registerer
+	// Log receives what happens; nil discards it.
+	Log *slog.Logger
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+
+	// afterManifest, in tests, runs after a commit's manifest is written
+	// and before its messages are acknowledged; an error from it ends
+	// Run there, as a crash would.
+	afterManifest func(n uint64) error
+}
+
+// withDefaults fills in the defaults.
+func (c Config) withDefaults() Config {
+	if len(c.Filters) == 0 {
+		c.Filters = []string{DefaultFilter}
+	}
+	if c.SignalPrefix == "" {
+		c.SignalPrefix = DefaultSignalPrefix
+	}
+	if c.RollBytes <= 0 {
+		c.RollBytes = DefaultRollBytes
+	}
+	if c.RollAge <= 0 {
+		c.RollAge = DefaultRollAge
+	}
+	if c.MaxUnacked <= 0 {
+		c.MaxUnacked = DefaultMaxUnacked
+	}
+	if c.Recent <= 0 {
+		c.Recent = DefaultRecent
+	}
+	if c.SessionExpiry <= 0 {
+		c.SessionExpiry = DefaultSessionExpiry
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = mqttclient.DefaultConnectTimeout
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// Validate reports what makes c unusable, naming the setting.
+func (c Config) Validate() error {
+	c = c.withDefaults()
+	switch {
+	case c.ID == "":
+		return fmt.Errorf("%w: no instance id", ErrConfig)
+	case len(c.ID) > 100 || lake.Escape(c.ID) != c.ID:
+		return fmt.Errorf("%w: instance id %q: want at most 100 letters, digits, '_', '-' and '.' (not leading)", ErrConfig, c.ID)
+	case len(c.Buses) == 0:
+		return fmt.Errorf("%w: no DBC", ErrConfig)
+	case c.Dir == "" && c.Store == nil:
+		return fmt.Errorf("%w: no lake", ErrConfig)
+	case c.MaxUnacked > ReceiveMaximum:
+		return fmt.Errorf("%w: max unacked %d: above the receive maximum, %d", ErrConfig, c.MaxUnacked, ReceiveMaximum)
+	case strings.ContainsAny(c.Group, "/+#") || strings.HasPrefix(c.Group, "$"):
+		return fmt.Errorf("%w: group %q: a shared subscription's name has no /, + or #", ErrConfig, c.Group)
+	}
+	for _, f := range c.Filters {
+		if _, err := vehicleLevel(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// vehicleLevel returns the level of filter's first +, the vehicle's.
+func vehicleLevel(filter string) (int, error) {
+	if strings.HasPrefix(filter, "$share/") {
+		return 0, fmt.Errorf("%w: filter %q: give the group with Group (--group), not in the filter", ErrConfig, filter)
+	}
+	levels := strings.Split(filter, "/")
+	for i, l := range levels {
+		switch {
+		case l == "+":
+			return i, nil
+		case l == "#" || strings.ContainsAny(l, "+#"):
+			return 0, fmt.Errorf("%w: filter %q: no + level before %q (the + is the vehicle)", ErrConfig, filter, l)
+		}
+	}
+	return 0, fmt.Errorf("%w: filter %q: no + level (the + is the vehicle)", ErrConfig, filter)
+}
+
+// subscription returns filter as subscribed: under $share/<group>/ in
+// a group.
+func (c Config) subscription(filter string) string {
+	if c.Group == "" {
+		return filter
+	}
+	return "$share/" + c.Group + "/" + filter
+}

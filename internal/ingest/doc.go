@@ -1,0 +1,34 @@
+// Package ingest is the cloud side of a fleet (`candec ingest`): it
+// takes the cars' window streams from the fleet's broker, QoS 1 with a
+// persistent session, and writes them into one lake (package lake)
+// with a vehicle= partition, exactly once per window. docs/ingest.md is
+// the reference.
+//
+// # A window's way
+//
+// A message on fleet/<vehicle>/yukart/window is parsed
+// (envelope.ParseWindow); its envelopes become rows, one per message
+// and frame time (the frame they were decoded from), as the values a
+// decode of the frame would give (decoder.Value), written through the
+// vehicle's lake.Writer: the same code path as decode's lake. Nothing is
+// acknowledged yet.
+//
+// # Commits and acknowledgements
+//
+// A commit (by size, age, count of messages waiting, or at the end)
+// writes a pending record, the data files, then the manifest, which is
+// the commit point, and only then acknowledges every message taken
+// since the last one. The record lives in the lake
+// (_candec_ingest/<id>/): a start resumes from it, removing what an
+// unfinished commit made visible, and skips the windows of its latest
+// commits, which the broker sends again when their acknowledgements
+// were lost. paho's acknowledgements are held back by a session
+// wrapper (ackSession) rather than paho's manual acknowledgement, whose
+// cost grows with the square of the messages waiting.
+//
+// # Several instances
+//
+// Instances share the lake, each with its own id (its MQTT client id,
+// its file names and record), and split the fleet with a shared
+// subscription (Config.Group).
+package ingest

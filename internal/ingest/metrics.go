@@ -1,0 +1,77 @@
+package ingest
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Reasons a message or an envelope is skipped as malformed or foreign
+// (the reason label of candec_ingest_malformed_total).
+const (
+	// ReasonVehicle: the topic's vehicle level is empty or too long.
+	ReasonVehicle = "vehicle"
+	// ReasonWindow: the payload is no window (envelope.ParseWindow).
+	ReasonWindow = "window"
+	// ReasonSignal: a window's item is on a topic whose signal the DBC
+	// does not have (or shares with another signal); the item only.
+	ReasonSignal = "signal"
+)
+
+// metrics are the Prometheus metrics of an instance. Per-vehicle
+// series carry the vehicle as its partition names it (escaped).
+type metrics struct {
+	windows, envelopes, rows, values *prometheus.CounterVec
+	windowGaps, envelopeGaps         *prometheus.CounterVec
+	duplicates, stale                prometheus.Counter
+	malformed                        *prometheus.CounterVec
+	commits                          prometheus.Counter
+	commitSeconds                    prometheus.Histogram
+	unacked                          prometheus.Gauge
+}
+
+// newMetrics makes an instance's metrics, labelled instance=<id> so
+// that several instances (a bench's) can share reg.
+func newMetrics(reg prometheus.Registerer, id string) *metrics {
+	if reg != nil {
+		reg = prometheus.WrapRegistererWith(prometheus.Labels{"instance": id}, reg)
+	}
+	vec := func(name, help string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "candec_ingest_" + name, Help: help}, []string{"vehicle"})
+	}
+	m := &metrics{
+		windows:      vec("windows_total", "Windows taken in, per vehicle (duplicates not counted)."),
+		envelopes:    vec("envelopes_total", "Envelopes in the windows taken in, per vehicle."),
+		rows:         vec("rows_total", "Rows written, per vehicle."),
+		values:       vec("values_total", "Values written, per vehicle."),
+		windowGaps:   vec("window_gaps_total", "Windows missing from gaps in a vehicle's window seq (in a group: each instance sees its share, the others' count here)."),
+		envelopeGaps: vec("envelope_gaps_total", "Envelopes missing from gaps in a topic's seq, per vehicle (in a group: each instance sees its share, the others' count here)."),
+		duplicates: prometheus.NewCounter(prometheus.CounterOpts{Name: "candec_ingest_duplicates_total",
+			Help: "Windows skipped because this instance had taken them already (a QoS 1 resend, or a restart between commit and acknowledgement)."}),
+		stale: prometheus.NewCounter(prometheus.CounterOpts{Name: "candec_ingest_stale_total",
+			Help: "Stale marks seen: they repeat a value already written and make no row."}),
+		malformed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "candec_ingest_malformed_total",
+			Help: "Messages (reason vehicle, window) or envelopes (reason signal) skipped: malformed or foreign."}, []string{"reason"}),
+		commits: prometheus.NewCounter(prometheus.CounterOpts{Name: "candec_ingest_commits_total", Help: "Commits."}),
+		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "candec_ingest_commit_seconds",
+			Help: "Time a commit takes: data files, manifest, acknowledgements.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
+		unacked: prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_ingest_unacked",
+			Help: "Messages taken in and not yet acknowledged (committed at the next commit)."}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.windows, m.envelopes, m.rows, m.values, m.windowGaps, m.envelopeGaps,
+			m.duplicates, m.stale, m.malformed, m.commits, m.commitSeconds, m.unacked)
+	}
+	return m
+}
+
+// vehicleMetrics are one vehicle's series, looked up once.
+type vehicleMetrics struct {
+	windows, envelopes, rows, values, windowGaps, envelopeGaps prometheus.Counter
+}
+
+func (m *metrics) vehicle(label string) vehicleMetrics {
+	return vehicleMetrics{
+		windows: m.windows.WithLabelValues(label), envelopes: m.envelopes.WithLabelValues(label),
+		rows: m.rows.WithLabelValues(label), values: m.values.WithLabelValues(label),
+		windowGaps: m.windowGaps.WithLabelValues(label), envelopeGaps: m.envelopeGaps.WithLabelValues(label),
+	}
+}
