@@ -21,6 +21,8 @@ import (
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/decodejob"
 	"github.com/yukart/candec/internal/ingest"
+	"github.com/yukart/candec/internal/lake"
+	"github.com/yukart/candec/internal/lake/s3store"
 )
 
 // runIngest is `candec ingest`: the fleet's window streams from the
@@ -31,8 +33,9 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	fs.Lookup("client-id").Usage = "not used: the client id is " + ingest.ClientIDPrefix + "<--id>"
 	var dbcs dbcFlag
 	fs.Var(&dbcs, "dbc", "DBC `[IFACE=]FILE[,FILE]`: the car's, for every interface or with IFACE= for one (repeatable)")
-	outDir := fs.String("out-dir", "", "the lake `DIR` (docs/lake.md), shared with the other instances")
+	outDir := fs.String("out-dir", "", "the lake: a `DIR`, or s3://bucket/prefix (docs/lake.md), shared with the other instances")
 	group := fs.String("group", "", "subscribe as $share/`NAME`/FILTER: the instances of a group split the messages")
+	leave := fs.Bool("leave", false, "at SIGTERM, leave for good: unsubscribe, take what is on its way, commit, end the session (the group's others take this instance's share)")
 	host, _ := os.Hostname()
 	id := fs.String("id", host, "this instance's `ID`, stable across restarts: its session on the broker, its files and manifests")
 	rollBytes := fs.Int64("roll-bytes", ingest.DefaultRollBytes, "commit after `N` bytes of window payload")
@@ -69,8 +72,12 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	cfg := ingest.Config{Conn: settings, ID: *id, Group: *group, Filters: fs.Args(), Buses: buses,
-		Dir: *outDir, DBCHash: hash, RollBytes: *rollBytes, RollAge: *rollAge, MaxUnacked: *maxUnacked,
+	store, err := ingestStore(ctx, *outDir)
+	if err != nil {
+		return err
+	}
+	cfg := ingest.Config{Conn: settings, ID: *id, Group: *group, Leave: *leave, Filters: fs.Args(), Buses: buses,
+		Dir: *outDir, Store: store, DBCHash: hash, RollBytes: *rollBytes, RollAge: *rollAge, MaxUnacked: *maxUnacked,
 		ConnectTimeout: *connectTimeout, Registerer: reg, Log: log}
 	if err := cfg.Validate(); err != nil {
 		return &exitError{2, err}
@@ -87,6 +94,17 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	err = in.Run(ctx)
 	writeIngestSummary(e, in.Counters())
 	return err
+}
+
+// ingestStore is the store of an s3:// lake, nil for a directory. Its
+// uploads outlive ctx, which SIGTERM ends: the last commit, made after
+// it, must still reach the bucket.
+func ingestStore(ctx context.Context, dir string) (lake.Store, error) {
+	s, err := s3store.LakeStore(context.WithoutCancel(ctx), dir, s3store.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("ingest: %w", err)
+	}
+	return s, nil
 }
 
 // ingestBuses loads the DBC files of spec, one set per interface, and

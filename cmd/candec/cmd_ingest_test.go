@@ -130,11 +130,19 @@ func TestIngestSIGKILLResumes(t *testing.T) {
 		}
 		t.Skip("mosquitto not found")
 	}
-	b, err := mosquitto.Start(context.Background(), mosquitto.Options{Dir: t.TempDir()})
+	// fleet.conf's queue: mosquitto's default, 1,000, drops what comes
+	// for the instance while it is away past that.
+	dir := t.TempDir()
+	b, err := mosquitto.Start(context.Background(), mosquitto.Options{Dir: dir, Verbose: true, Extra: "max_queued_messages 360000\n"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = b.Stop(5 * time.Second) })
+	t.Cleanup(func() {
+		_ = b.Stop(5 * time.Second)
+		if t.Failed() {
+			t.Logf("broker:\n%s", mosquitto.LogTail(dir, 20))
+		}
+	})
 	lake := filepath.Join(t.TempDir(), "lake")
 	args := []string{"ingest", "--broker", b.URL, "--dbc", yukartDBC, "--out-dir", lake, "--id", "k", "--max-unacked", "100", "--roll-age", "300ms"}
 	p, stderr := startCandec(t, nil, args...)

@@ -65,6 +65,12 @@ type Config struct {
 	// Group, when set, subscribes as $share/<Group>/<filter>: the
 	// instances of one group split the messages between them.
 	Group string
+	// Leave makes the end of Run leave for good: unsubscribe, so that
+	// the broker gives this instance's share to the others, take what
+	// was already on its way, commit it, and end the session. Without
+	// it the session stays, and so does the instance's share, waiting
+	// for it to come back.
+	Leave bool
 	// Filters are the topic filters; default DefaultFilter. The level
 	// of a filter's first + is the vehicle.
 	Filters []string

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
@@ -18,11 +19,12 @@ import (
 // Ingest is one instance: New opens its lake and resumes from its
 // manifests, Run takes the messages until its context ends.
 type Ingest struct {
-	cfg   Config
-	core  *core
-	close func() error // closes the lake
-	ready chan struct{}
-	once  sync.Once
+	cfg     Config
+	core    *core
+	close   func() error // closes the lake
+	ready   chan struct{}
+	once    sync.Once
+	leaving atomic.Bool // no subscription any more (Config.Leave)
 }
 
 // New checks cfg, opens the lake (shared with the other instances:
@@ -98,8 +100,14 @@ func (in *Ingest) Run(ctx context.Context) (err error) {
 	for {
 		select {
 		case <-ctx.Done():
+			if in.cfg.Leave {
+				in.leave(cm)
+			}
 			err := in.core.close()
 			disconnect(cm)
+			if err == nil && in.cfg.Leave {
+				err = in.endSession()
+			}
 			return err
 		case <-in.core.failed:
 			disconnect(cm)
@@ -159,6 +167,9 @@ func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.Conn
 // subscribe subscribes to the filters at QoS 1; a refusal ends the
 // instance.
 func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager) {
+	if in.leaving.Load() {
+		return
+	}
 	sub := &paho.Subscribe{}
 	for _, f := range in.cfg.Filters {
 		sub.Subscriptions = append(sub.Subscriptions, paho.SubscribeOptions{Topic: in.cfg.subscription(f), QoS: 1})
@@ -186,6 +197,55 @@ func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager)
 	}
 	in.cfg.Log.Info("subscribed", "client_id", ClientIDPrefix+in.cfg.ID, "filters", topics)
 	in.once.Do(func() { close(in.ready) })
+}
+
+// Leaving a group: how long the messages already on their way may take
+// to come, and how long the instance waits for them at most.
+const (
+	leaveQuiet = time.Second
+	leaveMax   = time.Minute
+)
+
+// leave unsubscribes, then takes what comes until nothing has come for
+// leaveQuiet: the messages the broker had queued for the instance.
+func (in *Ingest) leave(cm *autopaho.ConnectionManager) {
+	in.leaving.Store(true)
+	unsub := &paho.Unsubscribe{}
+	for _, f := range in.cfg.Filters {
+		unsub.Topics = append(unsub.Topics, in.cfg.subscription(f))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), in.cfg.ConnectTimeout)
+	defer cancel()
+	if _, err := cm.Unsubscribe(ctx, unsub); err != nil {
+		in.cfg.Log.Warn("leave: unsubscribe", "err", err)
+		return
+	}
+	last, quiet := in.Counters().Messages, time.Now()
+	for start := time.Now(); time.Since(start) < leaveMax; time.Sleep(leaveQuiet / 10) {
+		if n := in.Counters().Messages; n != last {
+			last, quiet = n, time.Now()
+		} else if time.Since(quiet) >= leaveQuiet {
+			break
+		}
+	}
+	in.cfg.Log.Info("left the group: unsubscribed, the messages on their way taken")
+}
+
+// endSession ends the instance's session on the broker: a connection
+// with a clean start and no expiry, at once closed.
+func (in *Ingest) endSession() error {
+	settings := in.cfg.Conn
+	settings.ClientID = ClientIDPrefix + in.cfg.ID
+	attempts := mqttclient.NewAttempts()
+	cm, err := mqttclient.Connect(context.Background(), mqttclient.Config{Settings: settings, ConnectTimeout: in.cfg.ConnectTimeout, OnConnectError: attempts.Record})
+	if err != nil {
+		return fmt.Errorf("ingest: end the session: %w", err)
+	}
+	defer disconnect(cm)
+	if err := attempts.Await(context.Background(), cm, settings.Broker, in.cfg.ConnectTimeout); err != nil {
+		return fmt.Errorf("ingest: end the session: %w", err)
+	}
+	return nil
 }
 
 // disconnect ends the connection cleanly: the broker keeps the session.
