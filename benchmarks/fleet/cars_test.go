@@ -11,6 +11,11 @@ import (
 )
 
 func testCars(t testing.TB, n int, drive time.Duration) []Car {
+	return testCarsAt(t, n, drive, 1_800_000_000_000_000_000)
+}
+
+// testCarsAt makes n cars' drives starting at start (ns).
+func testCarsAt(t testing.TB, n int, drive time.Duration, start int64) []Car {
 	t.Helper()
 	db, err := dbc.Load("../../testdata/yukart.dbc")
 	if err != nil {
@@ -20,7 +25,7 @@ func testCars(t testing.TB, n int, drive time.Duration) []Car {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := CarConfig{DB: db, Frames: fs, Drive: drive, Start: 1_800_000_000_000_000_000, Seed: 7}
+	cfg := CarConfig{DB: db, Frames: fs, Drive: drive, Start: start, Seed: 7}
 	cars := make([]Car, n)
 	for i := range cars {
 		if cars[i], err = NewCar(cfg, i); err != nil {

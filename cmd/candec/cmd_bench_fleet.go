@@ -31,7 +31,7 @@ func addFleetFlags(fs *flag.FlagSet) fleetFlags {
 		capture: fs.String("fleet-capture", "testdata/idle.log", "with --fleet: the capture every car replays, from a starting frame of its own"),
 		dbc:     fs.String("fleet-dbc", "testdata/yukart.dbc", "with --fleet: the cars' DBC, which the ingests decode with too"),
 		seed:    fs.Uint64("seed", 1, "with --fleet: the seed of the cars' variations"),
-		rollAge: fs.Duration("roll-age", time.Second, "with --fleet: the ingests' --roll-age, > 0"),
+		rollAge: fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
 	}
 }
 
