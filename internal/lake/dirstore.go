@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // dirStore is a lake in a directory: the Store of a Config without one.
@@ -25,6 +26,13 @@ type dirStore struct {
 	root  *os.Root
 	owner string // Escape(Config.Owner): in its temporary files' names
 	lock  *os.File
+
+	// made holds the directories mkdirs made or found, checked, so that
+	// a lake written again and again (an ingest's commits) pays for each
+	// once. A link planted there later is followed, but only within the
+	// root, as every path is opened in it.
+	mu   sync.Mutex
+	made map[string]bool
 }
 
 // openDirStore makes the directory dir if need be and opens it.
@@ -123,6 +131,12 @@ func (s *dirStore) checkParents(rel string) error {
 // mkdirs makes the directories of rel in the lake, refusing any of
 // them that is a symbolic link (ErrLink) or no directory.
 func (s *dirStore) mkdirs(rel string) error {
+	s.mu.Lock()
+	done := s.made[rel]
+	s.mu.Unlock()
+	if done {
+		return nil
+	}
 	p := ""
 	for _, el := range strings.Split(rel, "/") {
 		p = path.Join(p, el)
@@ -133,7 +147,23 @@ func (s *dirStore) mkdirs(rel string) error {
 			return err
 		}
 	}
+	s.mu.Lock()
+	if s.made == nil {
+		s.made = map[string]bool{}
+	}
+	s.made[rel] = true
+	s.mu.Unlock()
 	return nil
+}
+
+// forget drops dir from what mkdirs made, and reports whether it was
+// there.
+func (s *dirStore) forget(dir string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := s.made[dir]
+	delete(s.made, dir)
+	return ok
 }
 
 // readDir lists rel, a directory in the lake, sorted by name.
@@ -337,6 +367,14 @@ func (s *dirStore) CreateTemp(dir string) (TempFile, error) {
 		f, err := s.root.OpenFile(local(name), os.O_RDWR|os.O_CREATE|os.O_EXCL, Perm)
 		if err == nil {
 			return &dirFile{s: s, f: f, tmp: name}, nil
+		}
+		if !errors.Is(err, fs.ErrExist) && dir != "." && s.forget(dir) {
+			// Removed or replaced since mkdirs made it: made and checked
+			// again, once (a link planted there is named as such).
+			if err := s.mkdirs(dir); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("lake: %w", err)

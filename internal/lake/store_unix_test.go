@@ -339,3 +339,24 @@ func TestOwnersCreateOneLake(t *testing.T) {
 		}
 	}
 }
+
+// TestDirStoreRemadeDir: the directory store makes a partition once and
+// then trusts it, so that an ingest's commits do not pay for its
+// checks again; one removed between two commits is made again.
+func TestDirStoreRemadeDir(t *testing.T) {
+	st, dir := dirStoreOf(t)
+	for i := range 3 {
+		if err := st.WriteFile("vehicle=a/message=M/date=2026-12-04/x.parquet", []byte{byte(i)}); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+		if err := os.RemoveAll(filepath.Join(dir, "vehicle=a")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := st.WriteFile("vehicle=a/message=M/date=2026-12-04/x.parquet", []byte("last")); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := st.ReadFile("vehicle=a/message=M/date=2026-12-04/x.parquet", 10); err != nil || string(b) != "last" {
+		t.Errorf("got %q, %v; want \"last\"", b, err)
+	}
+}
