@@ -86,6 +86,9 @@ type CarConfig struct {
 	Start int64
 	// Seed makes the cars' variations (their starting frame).
 	Seed uint64
+	// Window is the window stream's period (the car's window_period);
+	// 0 is pipeline.DefaultWindowPeriod.
+	Window time.Duration
 }
 
 // NewCar makes car i's drive: the capture from a starting frame drawn
@@ -98,7 +101,7 @@ func NewCar(cfg CarConfig, i int) (Car, error) {
 	var w envelope.Window
 	var perr error
 	eng, err := pipeline.New(cfg.DB, pipeline.Config{Policies: cfg.Policies, Epoch: epoch,
-		Window: &pipeline.WindowConfig{}}, pipeline.SinkFunc(func(o *pipeline.Out) {
+		Window: &pipeline.WindowConfig{Period: cfg.Window}}, pipeline.SinkFunc(func(o *pipeline.Out) {
 		if o.Kind != pipeline.KindWindow {
 			return
 		}

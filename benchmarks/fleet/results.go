@@ -40,6 +40,7 @@ type Record struct {
 	Capture string        `json:"capture"`
 	DBC     string        `json:"dbc"`
 	Seed    uint64        `json:"seed"`
+	Window  time.Duration `json:"window_ns"`
 	RollAge time.Duration `json:"roll_age_ns"`
 	Cores   int           `json:"cores"`
 }
@@ -71,7 +72,7 @@ func Append(path string, rec *Record) error {
 func WriteTable(w io.Writer, rec *Record) {
 	r := &rec.Result
 	pct := func(d time.Duration) float64 { return 100 * d.Seconds() / r.Measured.Seconds() }
-	fmt.Fprintf(w, "fleet: %d cars into %d ingests, %v measured (%s, %d cores)\n", r.Cars, r.Ingests, r.Measured, rec.Host, rec.Cores)
+	fmt.Fprintf(w, "fleet: %d cars (%v windows) into %d ingests, %v measured (%s, %d cores)\n", r.Cars, rec.Window, r.Ingests, r.Measured, rec.Host, rec.Cores)
 	fmt.Fprintf(w, "  %-34s %12d windows %12d values\n", "published", r.PublishedWindows, r.PublishedValues)
 	fmt.Fprintf(w, "  %-34s %12d windows %12d values\n", "committed to the lake (distinct)", r.CommittedWindows, r.CommittedValues)
 	fmt.Fprintf(w, "  %-34s %12d windows (duplicates %d)\n", "lost", r.Lost, r.Duplicates)

@@ -22,6 +22,7 @@ type fleetFlags struct {
 	capture, dbc  *string
 	seed          *uint64
 	rollAge       *time.Duration
+	window        *time.Duration
 }
 
 func addFleetFlags(fs *flag.FlagSet) fleetFlags {
@@ -31,6 +32,7 @@ func addFleetFlags(fs *flag.FlagSet) fleetFlags {
 		capture: fs.String("fleet-capture", "testdata/idle.log", "with --fleet: the capture every car replays, from a starting frame of its own"),
 		dbc:     fs.String("fleet-dbc", "testdata/yukart.dbc", "with --fleet: the cars' DBC, which the ingests decode with too"),
 		seed:    fs.Uint64("seed", 1, "with --fleet: the seed of the cars' variations"),
+		window:  fs.Duration("fleet-window", 10*time.Millisecond, "with --fleet: the cars' window_period, the window stream's window, 1ms to 10s"),
 		rollAge: fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
 	}
 }
@@ -38,7 +40,7 @@ func addFleetFlags(fs *flag.FlagSet) fleetFlags {
 // fleetOnly are the flags that mean nothing without --fleet, and
 // profileOnly those that mean nothing with it.
 var (
-	fleetOnly   = []string{"ingests", "fleet-capture", "fleet-dbc", "seed", "roll-age"}
+	fleetOnly   = []string{"ingests", "fleet-capture", "fleet-dbc", "fleet-window", "seed", "roll-age"}
 	profileOnly = []string{"scenarios", "profile", "repeat", "window-subscribers", "broker", "broker-pid", "plan-only", "fail-on-warning"}
 )
 
@@ -63,6 +65,8 @@ func checkFleetFlags(fs *flag.FlagSet, f fleetFlags) error {
 		return badFlag("bench", "fleet", fmt.Sprint(*f.cars), "1 to 100000 cars")
 	case *f.ingests < 1 || *f.ingests > 8:
 		return badFlag("bench", "ingests", fmt.Sprint(*f.ingests), "1 to 8")
+	case *f.window < time.Millisecond || *f.window > 10*time.Second:
+		return badFlag("bench", "fleet-window", f.window.String(), "1ms to 10s")
 	case *f.rollAge <= 0:
 		return badFlag("bench", "roll-age", f.rollAge.String(), "a duration > 0")
 	}
@@ -129,7 +133,7 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 		os.RemoveAll(dir)
 	}
 	rec := fleet.Record{Result: *res, Host: host, Version: buildinfo.Read().Short(), Time: time.Now().UTC(),
-		Capture: *f.capture, DBC: *f.dbc, Seed: *f.seed, RollAge: *f.rollAge, Cores: runtime.NumCPU()}
+		Capture: *f.capture, DBC: *f.dbc, Seed: *f.seed, Window: *f.window, RollAge: *f.rollAge, Cores: runtime.NumCPU()}
 	fleet.WriteTable(e.stdout, &rec)
 	if resultsDir == "" {
 		return nil
@@ -155,7 +159,7 @@ func makeCars(ctx context.Context, e env, f fleetFlags, drive time.Duration) ([]
 	// The drives start once they are made: a second per 200 cars is
 	// plenty on a slow core.
 	start := time.Now().Add(2*time.Second + time.Duration(*f.cars)*5*time.Millisecond)
-	cfg := fleet.CarConfig{DB: db, Frames: frames, Drive: drive, Start: start.UnixNano(), Seed: *f.seed}
+	cfg := fleet.CarConfig{DB: db, Frames: frames, Drive: drive, Start: start.UnixNano(), Seed: *f.seed, Window: *f.window}
 	t0 := time.Now()
 	cars, err := fleet.NewCars(ctx, cfg, *f.cars)
 	if err != nil {
