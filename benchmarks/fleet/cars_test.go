@@ -71,7 +71,7 @@ func TestNewCar(t *testing.T) {
 	if cars[0].Epoch == cars[1].Epoch || bytes.Equal(cars[0].Windows[10].Payload, cars[1].Windows[10].Payload) {
 		t.Errorf("two cars publish the same window 10")
 	}
-	t.Logf("car %s: %d windows, %d values in %v", cars[0].ID, len(cars[0].Windows), cars[0].Values(), drive)
+	t.Logf("car %s: %d windows, %d values, %d payload bytes in %v", cars[0].ID, len(cars[0].Windows), cars[0].Values(), cars[0].Bytes(), drive)
 }
 
 func BenchmarkNewCar(b *testing.B) {
