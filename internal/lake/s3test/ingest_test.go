@@ -78,7 +78,7 @@ func testIngestLake(t *testing.T, srv *server) {
 		want[car.id] = expected(t, car)
 	}
 	checkFleet(t, dir, want)
-	checkRecord(t, dir, rels, cars)
+	checkRecord(t, dir, rels, ingestID, 3, cars)
 }
 
 // startBroker starts a mosquitto on a free port, anonymous: the
@@ -314,12 +314,12 @@ type manifest struct {
 	} `json:"windows"`
 }
 
-// checkRecord checks the commit record of the lake downloaded to dir
-// (its objects rels): only manifests, no unfinished commit left; every
-// window published named by one manifest once, no other; every data
-// file named by one manifest once, and every file named there in the
-// lake.
-func checkRecord(t *testing.T, dir string, rels []string, cars []carStream) {
+// checkRecord checks the commit record of owner in the lake downloaded
+// to dir (its objects rels): only manifests, at least commits of them,
+// no unfinished commit left; every window published named by one
+// manifest once, no other; every data file named by one manifest once,
+// and every file named there in the lake.
+func checkRecord(t *testing.T, dir string, rels []string, owner string, commits int, cars []carStream) {
 	t.Helper()
 	files := map[string]int{} // data file → the manifests that name it
 	for _, r := range rels {
@@ -333,11 +333,11 @@ func checkRecord(t *testing.T, dir string, rels []string, cars []carStream) {
 		if r == lake.MarkerName || strings.HasSuffix(r, ".parquet") {
 			continue
 		}
-		if path.Dir(r) != ingest.ManifestDir+"/"+ingestID || strings.HasSuffix(r, ".pending.json") || !strings.HasSuffix(r, ".json") {
+		if path.Dir(r) != ingest.ManifestDir+"/"+owner || strings.HasSuffix(r, ".pending.json") || !strings.HasSuffix(r, ".json") {
 			t.Errorf("object %s: neither data, marker nor manifest", r)
 			continue
 		}
-		m := readManifest(t, dir, r)
+		m := readManifest(t, dir, r, owner)
 		manifests++
 		for _, f := range m.Files {
 			if _, ok := files[f]; !ok {
@@ -353,8 +353,8 @@ func checkRecord(t *testing.T, dir string, rels []string, cars []carStream) {
 			}
 		}
 	}
-	if manifests < 3 {
-		t.Errorf("%d manifests, want one per commit, several", manifests)
+	if manifests < commits {
+		t.Errorf("%d manifests, want one per commit, %d or more", manifests, commits)
 	}
 	for f, n := range files {
 		if n != 1 {
@@ -384,8 +384,8 @@ func checkRecord(t *testing.T, dir string, rels []string, cars []carStream) {
 }
 
 // readManifest reads the manifest rel of the lake downloaded to dir,
-// and checks that it is its owner's commit of its name.
-func readManifest(t *testing.T, dir, rel string) manifest {
+// and checks that it is owner's commit of its name.
+func readManifest(t *testing.T, dir, rel, owner string) manifest {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
 	if err != nil {
@@ -396,8 +396,8 @@ func readManifest(t *testing.T, dir, rel string) manifest {
 		t.Fatalf("%s: %v", rel, err)
 	}
 	n, err := strconv.ParseUint(strings.TrimSuffix(path.Base(rel), ".json"), 10, 64)
-	if err != nil || m.Owner != ingestID || m.Commit != n {
-		t.Errorf("%s: owner %q, commit %d; want %q, the commit of its name", rel, m.Owner, m.Commit, ingestID)
+	if err != nil || m.Owner != owner || m.Commit != n {
+		t.Errorf("%s: owner %q, commit %d; want %q, the commit of its name", rel, m.Owner, m.Commit, owner)
 	}
 	return m
 }

@@ -31,7 +31,8 @@ var root = func() string {
 
 // TestS3 runs against one server: the store's files, its refusals, a
 // fleet's lake written through lake.Open with the store, the lake
-// candec's ingest writes there from a real broker, and candec decode
+// candec's ingest writes there from a real broker (in process, and
+// candec ingest --out-dir s3://… ended by SIGTERM), and candec decode
 // --out-dir s3://…, each read back with DuckDB.
 func TestS3(t *testing.T) {
 	srv := startServer(t)
@@ -42,6 +43,7 @@ func TestS3(t *testing.T) {
 	exe := candec(t)
 	t.Run("DecodeLake", func(t *testing.T) { testDecodeLake(t, srv, exe) })
 	t.Run("DecodeRefused", func(t *testing.T) { testDecodeRefused(t, srv, exe) })
+	t.Run("IngestSIGTERM", func(t *testing.T) { testIngestSIGTERM(t, srv, exe) })
 }
 
 // candec builds the candec binary into a temporary directory.
