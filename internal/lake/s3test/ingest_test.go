@@ -81,9 +81,9 @@ func testIngestLake(t *testing.T, srv *server) {
 	checkRecord(t, dir, rels, ingestID, 3, cars)
 }
 
-// startBroker starts a mosquitto on a free port, anonymous: the
-// fleet's ACL is the ingest package's test (TestFleetACL of the
-// service's tests, TestBadInputThroughBroker).
+// startBroker starts a mosquitto on a free port, anonymous and
+// without TLS: the fleet broker's certificates and ACL are tested with
+// the service (TestFleetACL) and the ingest (TestBadInputThroughBroker).
 func startBroker(t *testing.T) *mosquitto.Process {
 	t.Helper()
 	if brokertest.FindMosquitto() == "" {
