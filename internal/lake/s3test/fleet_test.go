@@ -161,7 +161,7 @@ func checkFleet(t *testing.T, dir string, want map[string]*written) {
 			}
 		}
 	}
-	if len(got) != tables || tables < 2*27 {
+	if len(got) != tables || tables < 27*len(want) {
 		t.Errorf("DuckDB sees %d (vehicle, message) tables, %d were written", len(got), tables)
 	}
 	checked := 0
@@ -189,7 +189,11 @@ func checkFleet(t *testing.T, dir string, want map[string]*written) {
 			}
 		}
 	}
-	if want := len(want["kart01"].sigs) + len(want["../kart01"].sigs); checked != want {
-		t.Errorf("checked %d signals in the lake, %d were written", checked, want)
+	sigs := 0
+	for _, w := range want {
+		sigs += len(w.sigs)
+	}
+	if checked != sigs {
+		t.Errorf("checked %d signals in the lake, %d were written", checked, sigs)
 	}
 }

@@ -30,16 +30,20 @@ var root = func() string {
 }()
 
 // TestS3 runs against one server: the store's files, its refusals, a
-// fleet's lake written through lake.Open with the store, and candec
-// decode --out-dir s3://…, both read back with DuckDB.
+// fleet's lake written through lake.Open with the store, the lake
+// candec's ingest writes there from a real broker (in process, and
+// candec ingest --out-dir s3://… ended by SIGTERM), and candec decode
+// --out-dir s3://…, each read back with DuckDB.
 func TestS3(t *testing.T) {
 	srv := startServer(t)
 	t.Run("StoreFiles", func(t *testing.T) { testStoreFiles(t, srv) })
 	t.Run("StoreRefuses", func(t *testing.T) { testStoreRefuses(t, srv) })
 	t.Run("FleetLake", func(t *testing.T) { testFleetLake(t, srv) })
+	t.Run("IngestLake", func(t *testing.T) { testIngestLake(t, srv) })
 	exe := candec(t)
 	t.Run("DecodeLake", func(t *testing.T) { testDecodeLake(t, srv, exe) })
 	t.Run("DecodeRefused", func(t *testing.T) { testDecodeRefused(t, srv, exe) })
+	t.Run("IngestSIGTERM", func(t *testing.T) { testIngestSIGTERM(t, srv, exe) })
 }
 
 // candec builds the candec binary into a temporary directory.
