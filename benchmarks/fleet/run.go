@@ -52,30 +52,37 @@ type Config struct {
 
 // Result is what one fleet run measured.
 type Result struct {
-	Cars, Ingests int
+	Cars    int `json:"cars"`
+	Ingests int `json:"ingests"`
 	// Measured is the window's length.
-	Measured time.Duration
+	Measured time.Duration `json:"measured_ns"`
 	// Published are the windows and values the cars sent in all;
 	// Committed the distinct windows and their values the lake's
 	// manifests name, Duplicates the windows named more than once.
-	PublishedWindows, PublishedValues int
-	CommittedWindows, CommittedValues int
-	Duplicates                        int
+	PublishedWindows int `json:"published_windows"`
+	PublishedValues  int `json:"published_values"`
+	CommittedWindows int `json:"committed_windows"`
+	CommittedValues  int `json:"committed_values"`
+	Duplicates       int `json:"duplicates"`
 	// Lost is PublishedWindows - CommittedWindows.
-	Lost int
+	Lost int `json:"lost"`
 	// WindowValues are the values the ingests took in the window, by
 	// their counters; IngestCPU their CPU in it, summed; BrokerCPU and
 	// CarsCPU (the bench process: the cars' connections) likewise.
-	WindowValues                  float64
-	IngestCPU, BrokerCPU, CarsCPU time.Duration
+	WindowValues float64       `json:"window_values"`
+	IngestCPU    time.Duration `json:"ingest_cpu_ns"`
+	BrokerCPU    time.Duration `json:"broker_cpu_ns"`
+	CarsCPU      time.Duration `json:"cars_cpu_ns"`
 	// Delivery is the time from a window's end to its arrival at a
 	// subscriber of a few cars through the broker; Commit from its end
 	// to the manifest that commits it in the lake.
-	DeliveryP50, DeliveryP99 time.Duration
+	DeliveryP50 time.Duration `json:"delivery_p50_ns"`
+	DeliveryP99 time.Duration `json:"delivery_p99_ns"`
 	// PublishLate is the most a car's publish came after its window's
 	// end (the bench's own lag: a loaded machine's cars run late).
-	PublishLate          time.Duration
-	CommitP50, CommitP99 time.Duration
+	PublishLate time.Duration `json:"publish_late_ns"`
+	CommitP50   time.Duration `json:"commit_p50_ns"`
+	CommitP99   time.Duration `json:"commit_p99_ns"`
 }
 
 // ValuesPerCoreSecond returns the values the ingests took in the window
