@@ -29,6 +29,7 @@ const (
 	typeConnect    = 1
 	typeConnack    = 2
 	typePublish    = 3
+	typePuback     = 4
 	typeSubscribe  = 8
 	typeSuback     = 9
 	typePingreq    = 12
@@ -68,6 +69,13 @@ type Client struct {
 	// close must not turn into an error.
 	closeOnce sync.Once
 	closeErr  error
+
+	// QoS 1 publishes (Publish1): the packet IDs waiting for PUBACK.
+	pubMu    sync.Mutex
+	pubIDs   map[uint16]struct{}
+	pubNext  uint16
+	pubAcked uint64
+	pubBuf   []byte
 }
 
 // Dial connects to the broker of s (its URL, TLS files, user name and
@@ -261,6 +269,11 @@ func (c *Client) read(r *bufio.Reader) error {
 			case c.acks <- append([]byte(nil), body[2:]...):
 			default:
 			}
+		case typePuback:
+			if len(body) < 2 {
+				return fmt.Errorf("%w: short PUBACK", ErrProtocol)
+			}
+			c.acked(binary.BigEndian.Uint16(body))
 		case typePingresp:
 		default:
 			return fmt.Errorf("%w: unexpected packet type %d", ErrProtocol, typ>>4)
@@ -352,4 +365,61 @@ func packet(first byte, body []byte) []byte {
 func appendString(b []byte, s string) []byte {
 	b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
 	return append(b, s...)
+}
+
+// Publish1 publishes payload on topic at QoS 1, not retained, without
+// waiting for the PUBACK: Unacked tells how many are still unacknowledged.
+// A packet ID still unacknowledged after 65,535 more publishes is
+// refused with ErrProtocol, as the ID space is used up. A client that
+// publishes does not subscribe: the two would share packet IDs.
+func (c *Client) Publish1(topic string, payload []byte) error {
+	c.pubMu.Lock()
+	if c.pubIDs == nil {
+		c.pubIDs = map[uint16]struct{}{}
+	}
+	if len(c.pubIDs) >= 65535 {
+		c.pubMu.Unlock()
+		return fmt.Errorf("%w: 65,535 publishes unacknowledged", ErrProtocol)
+	}
+	id := c.nextPubID()
+	c.pubIDs[id] = struct{}{}
+	body := appendString(c.pubBuf[:0], topic)
+	body = binary.BigEndian.AppendUint16(body, id)
+	body = append(body, payload...)
+	c.pubBuf = body
+	p := packet(typePublish<<4|1<<1, body)
+	c.pubMu.Unlock()
+	return c.write(p)
+}
+
+// nextPubID returns a packet ID not waiting for its PUBACK; called with
+// pubMu held and fewer than 65,535 waiting.
+func (c *Client) nextPubID() uint16 {
+	for {
+		c.pubNext++
+		if c.pubNext == 0 {
+			continue
+		}
+		if _, busy := c.pubIDs[c.pubNext]; !busy {
+			return c.pubNext
+		}
+	}
+}
+
+// acked takes a PUBACK of id.
+func (c *Client) acked(id uint16) {
+	c.pubMu.Lock()
+	if _, ok := c.pubIDs[id]; ok {
+		delete(c.pubIDs, id)
+		c.pubAcked++
+	}
+	c.pubMu.Unlock()
+}
+
+// Unacked returns how many QoS 1 publishes wait for their PUBACK, and
+// how many were acknowledged.
+func (c *Client) Unacked() (waiting int, acked uint64) {
+	c.pubMu.Lock()
+	defer c.pubMu.Unlock()
+	return len(c.pubIDs), c.pubAcked
 }

@@ -314,3 +314,64 @@ func TestSecureBroker(t *testing.T) {
 		t.Errorf("wrong password: got %v, want ErrRefused", err)
 	}
 }
+
+// TestPublish1 publishes at QoS 1 through a real mosquitto: every
+// message reaches a subscriber in order, and every PUBACK comes back,
+// past the wrap of the 16-bit packet ID.
+func TestPublish1(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	m := startMosquitto(ctx, t)
+	var (
+		mu  sync.Mutex
+		got []string
+	)
+	sub, err := Dial(ctx, mqttclient.Settings{Broker: m.URL, ClientID: "sub"}, func(topic, payload []byte, now int64) {
+		mu.Lock()
+		got = append(got, string(topic)+"="+string(payload))
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := sub.Subscribe(ctx, "car/#"); err != nil {
+		t.Fatal(err)
+	}
+	pub, err := Dial(ctx, mqttclient.Settings{Broker: m.URL, ClientID: "car"}, func(_, _ []byte, _ int64) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	const n = 70_000 // past 65,535 packet IDs
+	for i := range n {
+		if err := pub.Publish1(fmt.Sprintf("car/%d", i%7), fmt.Appendf(nil, "%d", i)); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+		if i%1000 == 999 { // let the acknowledgements catch up
+			for w, _ := pub.Unacked(); w > 20_000; w, _ = pub.Unacked() {
+				time.Sleep(time.Millisecond)
+			}
+		}
+	}
+	for {
+		waiting, acked := pub.Unacked()
+		mu.Lock()
+		k := len(got)
+		mu.Unlock()
+		if waiting == 0 && acked == n && k == n {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("waiting %d, acked %d, received %d of %d", waiting, acked, k, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, g := range got {
+		if want := fmt.Sprintf("car/%d=%d", i%7, i); g != want {
+			t.Fatalf("message %d: got %q, want %q", i, g, want)
+		}
+	}
+}

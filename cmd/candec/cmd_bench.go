@@ -45,12 +45,19 @@ func runBench(ctx context.Context, e env, args []string) error {
 	workDir := fs.String("logs", "", "keep each run's logs in `DIR` (default: a temporary directory, kept only on failure)")
 	planOnly := fs.Bool("plan-only", false, "print what would run and for how long, and exit")
 	failOnWarning := fs.Bool("fail-on-warning", false, "exit non-zero when a run has a warning (loss, a short sample)")
+	ff := addFleetFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
 		return &exitError{2, fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))}
+	}
+	if err := checkFleetFlags(fs, ff); err != nil {
+		return err
+	}
+	if *ff.cars > 0 {
+		return runFleet(ctx, e, ff, fleetArgs{*duration, *warmup, *workDir, *results, *noResults, *host})
 	}
 	broker, err := ownBrokerSettings("bench", conn)
 	if err != nil {

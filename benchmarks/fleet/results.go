@@ -1,0 +1,86 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/goccy/go-json"
+	"golang.org/x/sync/errgroup"
+)
+
+// NewCars makes n cars' drives, on every core.
+func NewCars(ctx context.Context, cfg CarConfig, n int) ([]Car, error) {
+	cars := make([]Car, n)
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range cars {
+		g.Go(func() error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var err error
+			cars[i], err = NewCar(cfg, i)
+			return err
+		})
+	}
+	return cars, g.Wait()
+}
+
+// Record is one fleet run as the results file keeps it: a JSON line.
+type Record struct {
+	Result
+	Host    string        `json:"host"`
+	Version string        `json:"version"`
+	Time    time.Time     `json:"time"`
+	Capture string        `json:"capture"`
+	DBC     string        `json:"dbc"`
+	Seed    uint64        `json:"seed"`
+	Window  time.Duration `json:"window_ns"`
+	RollAge time.Duration `json:"roll_age_ns"`
+	Cores   int           `json:"cores"`
+}
+
+// Append appends rec to the results file path as one JSON line.
+func Append(path string, rec *Record) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("fleet: %w", err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("fleet: %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteTable writes rec as the table the bench prints.
+func WriteTable(w io.Writer, rec *Record) {
+	r := &rec.Result
+	pct := func(d time.Duration) float64 { return 100 * d.Seconds() / r.Measured.Seconds() }
+	fmt.Fprintf(w, "fleet: %d cars (%v windows) into %d ingests, %v measured (%s, %d cores)\n", r.Cars, rec.Window, r.Ingests, r.Measured, rec.Host, rec.Cores)
+	fmt.Fprintf(w, "  %-34s %12d windows %12d values\n", "published", r.PublishedWindows, r.PublishedValues)
+	fmt.Fprintf(w, "  %-34s %12d windows %12d values\n", "committed to the lake (distinct)", r.CommittedWindows, r.CommittedValues)
+	fmt.Fprintf(w, "  %-34s %12d windows (duplicates %d)\n", "lost", r.Lost, r.Duplicates)
+	fmt.Fprintf(w, "  %-34s %12.0f values/s\n", "taken by the ingests in the window", r.WindowValues/r.Measured.Seconds())
+	fmt.Fprintf(w, "  %-34s %12.0f values/s per core\n", "ingest", r.ValuesPerCoreSecond())
+	fmt.Fprintf(w, "  %-34s %11.1f %% of a core  (%.2f cores per 1,000 cars)\n", "ingest CPU", pct(r.IngestCPU), r.PerThousandCars(r.IngestCPU))
+	fmt.Fprintf(w, "  %-34s %11.1f %% of a core  (%.2f cores per 1,000 cars)\n", "broker CPU", pct(r.BrokerCPU), r.PerThousandCars(r.BrokerCPU))
+	fmt.Fprintf(w, "  %-34s %11.1f %% of a core\n", "cars (the bench process)", pct(r.CarsCPU))
+	fmt.Fprintf(w, "  %-34s p50 %v  p99 %v  (cars at most %v late)\n", "delivery latency", r.DeliveryP50, r.DeliveryP99, r.PublishLate)
+	fmt.Fprintf(w, "  %-34s p50 %v  p99 %v  (roll age %v)\n", "latency to the lake", r.CommitP50, r.CommitP99, rec.RollAge)
+}

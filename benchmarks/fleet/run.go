@@ -1,0 +1,458 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/yukart/candec/benchmarks/mqttsub"
+	"github.com/yukart/candec/benchmarks/procstat"
+	"github.com/yukart/candec/benchmarks/stack"
+	"github.com/yukart/candec/internal/latency"
+	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/mqttclient"
+)
+
+// BrokerConfig is the fleet broker's configuration beyond a plain
+// listener: what deploy/mosquitto/fleet.conf sets for its consumers. No
+// message is dropped for a slow ingest (no bound on its queue and its
+// messages in flight), so that loss measured is loss of the path.
+const BrokerConfig = `max_inflight_messages 0
+max_queued_messages 0
+max_queued_bytes 0
+`
+
+// Config configures one fleet run.
+type Config struct {
+	// Exe is the candec binary whose `ingest` the run starts.
+	Exe string
+	// DBC is the file the ingest decodes the cars' signals with (the
+	// cars' own).
+	DBC string
+	// Cars are the drives, made with NewCar for Warmup+Duration.
+	Cars []Car
+	// Ingests is how many `candec ingest` instances share the fleet
+	// (one group, $share).
+	Ingests int
+	// Warmup runs before the measured window opens; Duration is the
+	// window.
+	Warmup, Duration time.Duration
+	// Dir holds the broker's files, the lake and the logs.
+	Dir string
+	// RollAge is the ingest's --roll-age.
+	RollAge time.Duration
+	// Log receives progress lines; nil discards them.
+	Log io.Writer
+}
+
+// Result is what one fleet run measured.
+type Result struct {
+	Cars    int `json:"cars"`
+	Ingests int `json:"ingests"`
+	// Measured is the window's length.
+	Measured time.Duration `json:"measured_ns"`
+	// Published are the windows and values the cars sent in all;
+	// Committed the distinct windows and their values the lake's
+	// manifests name, Duplicates the windows named more than once.
+	PublishedWindows int `json:"published_windows"`
+	PublishedValues  int `json:"published_values"`
+	CommittedWindows int `json:"committed_windows"`
+	CommittedValues  int `json:"committed_values"`
+	Duplicates       int `json:"duplicates"`
+	// Lost is PublishedWindows - CommittedWindows.
+	Lost int `json:"lost"`
+	// WindowValues are the values the ingests took in the window, by
+	// their counters; IngestCPU their CPU in it, summed; BrokerCPU and
+	// CarsCPU (the bench process: the cars' connections) likewise.
+	WindowValues float64       `json:"window_values"`
+	IngestCPU    time.Duration `json:"ingest_cpu_ns"`
+	BrokerCPU    time.Duration `json:"broker_cpu_ns"`
+	CarsCPU      time.Duration `json:"cars_cpu_ns"`
+	// Delivery is the time from a window's end to its arrival at a
+	// subscriber of a few cars through the broker; Commit from its end
+	// to the manifest that commits it in the lake.
+	DeliveryP50 time.Duration `json:"delivery_p50_ns"`
+	DeliveryP99 time.Duration `json:"delivery_p99_ns"`
+	// PublishLate is the most a car's publish came after its window's
+	// end (the bench's own lag: a loaded machine's cars run late).
+	PublishLate time.Duration `json:"publish_late_ns"`
+	CommitP50   time.Duration `json:"commit_p50_ns"`
+	CommitP99   time.Duration `json:"commit_p99_ns"`
+}
+
+// ValuesPerCoreSecond returns the values the ingests took in the window
+// per second of their CPU: what one ingest core sustains at this load.
+func (r *Result) ValuesPerCoreSecond() float64 {
+	if r.IngestCPU <= 0 {
+		return 0
+	}
+	return r.WindowValues / r.IngestCPU.Seconds()
+}
+
+// PerThousandCars returns the CPU, in cores, that 1,000 such cars cost
+// a process that used cpu over the window.
+func (r *Result) PerThousandCars(cpu time.Duration) float64 {
+	if r.Measured <= 0 || r.Cars == 0 {
+		return 0
+	}
+	return cpu.Seconds() / r.Measured.Seconds() * 1000 / float64(r.Cars)
+}
+
+// Run runs the fleet through a private mosquitto into cfg.Ingests
+// instances of `candec ingest` and returns what it measured.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	r := &run{cfg: cfg, log: cfg.Log}
+	if r.log == nil {
+		r.log = io.Discard
+	}
+	defer r.stop()
+	if err := r.start(ctx); err != nil {
+		return nil, err
+	}
+	return r.drive(ctx)
+}
+
+type run struct {
+	cfg     Config
+	log     io.Writer
+	broker  *mosquitto.Process
+	ingests []*ingest
+	cars    []*car
+	sample  *sampler
+	lake    string
+	offset  int64 // the drives' start less the start they were made for, ns
+}
+
+// stop stops whatever is still running.
+func (r *run) stop() {
+	for _, c := range r.cars {
+		c.close()
+	}
+	if r.sample != nil {
+		r.sample.close()
+	}
+	for _, in := range r.ingests {
+		_ = in.p.Stop(0)
+	}
+	if r.broker != nil {
+		_ = r.broker.Stop(0)
+	}
+}
+
+// start starts the broker, the ingests and the cars' connections.
+func (r *run) start(ctx context.Context) error {
+	cfg := r.cfg
+	if cfg.Ingests < 1 || len(cfg.Cars) == 0 {
+		return fmt.Errorf("fleet: %d cars into %d ingests, want at least one of each", len(cfg.Cars), cfg.Ingests)
+	}
+	bdir := filepath.Join(cfg.Dir, "broker")
+	r.lake = filepath.Join(cfg.Dir, "lake")
+	for _, d := range []string{bdir, filepath.Join(cfg.Dir, "logs")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("fleet: %w", err)
+		}
+	}
+	b, err := mosquitto.Start(ctx, mosquitto.Options{Dir: bdir, Extra: BrokerConfig})
+	if err != nil {
+		return fmt.Errorf("fleet: broker: %w", err)
+	}
+	r.broker = b
+	fmt.Fprintf(r.log, "fleet: broker %s (PID %d)\n", b.URL, b.PID())
+	for i := range cfg.Ingests {
+		in, err := startIngest(ctx, cfg, b.URL, r.lake, i)
+		if err != nil {
+			return err
+		}
+		r.ingests = append(r.ingests, in)
+	}
+	for _, in := range r.ingests {
+		if err := in.ready(ctx); err != nil {
+			return err
+		}
+	}
+	if r.sample, err = newSampler(ctx, b.URL, cfg.Cars); err != nil {
+		return err
+	}
+	for i := range cfg.Cars {
+		c, err := dialCar(ctx, b.URL, &cfg.Cars[i])
+		if err != nil {
+			return err
+		}
+		r.cars = append(r.cars, c)
+	}
+	return nil
+}
+
+// drive runs the cars' drives, measures the window, drains the path
+// and stops the ingests so that they commit, then reads the lake.
+func (r *run) drive(ctx context.Context) (*Result, error) {
+	cfg := r.cfg
+	// The drives were made for a start that may have passed while the
+	// broker and the ingests started: they start now, and every time
+	// in their windows is that much early (offset), which the
+	// latencies take into account.
+	start := time.Unix(0, cfg.Cars[0].Start)
+	if now := time.Now().Add(100 * time.Millisecond); now.After(start) {
+		start = now
+	}
+	r.offset = start.UnixNano() - cfg.Cars[0].Start
+	r.sample.offset = r.offset
+	var wg sync.WaitGroup
+	errs := make(chan error, len(r.cars))
+	for _, c := range r.cars {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.drive(ctx, start); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	res := &Result{Cars: len(cfg.Cars), Ingests: cfg.Ingests}
+	err := r.measure(ctx, start, res)
+	wg.Wait()
+	close(errs)
+	if err != nil {
+		return nil, err
+	}
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	for _, c := range r.cars {
+		res.PublishLate = max(res.PublishLate, c.late)
+	}
+	if err := r.drain(ctx, res); err != nil {
+		return nil, err
+	}
+	return res, r.count(res)
+}
+
+// measure waits for the window's start, reads every process's CPU and
+// the ingests' counters, and again at its end.
+func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
+	var m procstat.Meter
+	for _, in := range r.ingests {
+		m.Add(in.p.Name, in.p.PID())
+	}
+	m.Add("broker", r.broker.PID())
+	m.Add("cars", os.Getpid())
+	open := start.Add(r.cfg.Warmup)
+	if err := sleepUntil(ctx, open); err != nil {
+		return err
+	}
+	v0, err := r.values(ctx)
+	if err != nil {
+		return err
+	}
+	if err := m.Start(time.Now()); err != nil {
+		return err
+	}
+	r.sample.reset()
+	if err := sleepUntil(ctx, open.Add(r.cfg.Duration)); err != nil {
+		return err
+	}
+	us, err := m.Stop(time.Now())
+	if err != nil {
+		return err
+	}
+	v1, err := r.values(ctx)
+	if err != nil {
+		return err
+	}
+	res.Measured, res.WindowValues = r.cfg.Duration, v1-v0
+	for _, u := range us {
+		switch u.Name {
+		case "broker":
+			res.BrokerCPU = u.CPU
+		case "cars":
+			res.CarsCPU = u.CPU
+		default:
+			res.IngestCPU += u.CPU
+		}
+	}
+	res.DeliveryP50, res.DeliveryP99 = r.sample.quantiles()
+	return nil
+}
+
+// values sums the ingests' value counters.
+func (r *run) values(ctx context.Context) (float64, error) {
+	var sum float64
+	for _, in := range r.ingests {
+		v, err := in.values(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// drain waits until every car's publishes are acknowledged and the
+// ingests have taken every window, then stops the ingests (SIGTERM:
+// each commits what it holds).
+func (r *run) drain(ctx context.Context, res *Result) error {
+	for _, c := range r.cars {
+		res.PublishedWindows += len(c.c.Windows)
+		res.PublishedValues += c.c.Values()
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for _, c := range r.cars {
+		for c.waiting() > 0 {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("fleet: car %s: %d publishes unacknowledged after the drive", c.c.ID, c.waiting())
+			}
+			if err := sleepUntil(ctx, time.Now().Add(10*time.Millisecond)); err != nil {
+				return err
+			}
+		}
+	}
+	var last float64
+	for stable := 0; stable < 20 && time.Now().Before(deadline); {
+		v, err := r.windows(ctx)
+		if err != nil {
+			return err
+		}
+		if v >= float64(res.PublishedWindows) {
+			break
+		}
+		if v == last {
+			stable++
+		} else {
+			stable, last = 0, v
+		}
+		if err := sleepUntil(ctx, time.Now().Add(100*time.Millisecond)); err != nil {
+			return err
+		}
+	}
+	var errs []error
+	for _, in := range r.ingests {
+		if err := in.p.Stop(30 * time.Second); err != nil {
+			errs = append(errs, fmt.Errorf("fleet: %s: %w (%s)", in.p.Name, err, stack.Tail(in.p.Log, 3)))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// windows sums the ingests' window counters.
+func (r *run) windows(ctx context.Context) (float64, error) {
+	var sum float64
+	for _, in := range r.ingests {
+		v, err := in.windows(ctx)
+		if err != nil {
+			return 0, err
+		}
+		sum += v
+	}
+	return sum, nil
+}
+
+// sleepUntil sleeps until t or ctx ends.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// car is one car's connection to the broker.
+type car struct {
+	c     *Car
+	conn  *mqttsub.Client
+	topic string
+	late  time.Duration // the most a publish came after its window's end
+}
+
+func dialCar(ctx context.Context, broker string, c *Car) (*car, error) {
+	conn, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: broker, ClientID: c.ID}, func(_, _ []byte, _ int64) {})
+	if err != nil {
+		return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
+	}
+	return &car{c: c, conn: conn, topic: "fleet/" + c.ID + "/yukart/window"}, nil
+}
+
+// drive publishes each window when it is due.
+func (c *car) drive(ctx context.Context, start time.Time) error {
+	for i := range c.c.Windows {
+		w := &c.c.Windows[i]
+		if err := sleepUntil(ctx, start.Add(w.At)); err != nil {
+			return err
+		}
+		if err := c.conn.Publish1(c.topic, w.Payload); err != nil {
+			return fmt.Errorf("fleet: car %s: window %d: %w", c.c.ID, w.Seq, err)
+		}
+		if late := time.Since(start.Add(w.At)); late > c.late {
+			c.late = late
+		}
+	}
+	return nil
+}
+
+func (c *car) waiting() int {
+	n, _ := c.conn.Unacked()
+	return n
+}
+
+func (c *car) close() { _ = c.conn.Close() }
+
+// count reads the lake's commit record: the windows committed, once or
+// more, against those published, and when each commit was made.
+func (r *run) count(res *Result) error {
+	ms, err := readManifests(r.lake)
+	if err != nil {
+		return err
+	}
+	type key struct {
+		vehicle string
+		epoch   uint64
+	}
+	cars := map[key]*Car{}
+	for i := range r.cfg.Cars {
+		c := &r.cfg.Cars[i]
+		cars[key{c.ID, c.Epoch}] = c
+	}
+	seen := map[key][]uint8{}
+	var lat latency.Histogram
+	for _, m := range ms {
+		for _, w := range m.Windows {
+			k := key{w.Vehicle, w.Epoch}
+			c := cars[k]
+			if c == nil {
+				return fmt.Errorf("fleet: %s names vehicle %q epoch %d, which no car is", m.path, w.Vehicle, w.Epoch)
+			}
+			if seen[k] == nil {
+				seen[k] = make([]uint8, len(c.Windows)+1)
+			}
+			for _, rg := range w.Seqs {
+				if rg[0] < 1 || rg[1] < rg[0] || rg[1] > uint64(len(c.Windows)) {
+					return fmt.Errorf("fleet: %s: vehicle %s: seqs %d-%d, the car sent 1-%d", m.path, w.Vehicle, rg[0], rg[1], len(c.Windows))
+				}
+				for s := rg[0]; s <= rg[1]; s++ {
+					if seen[k][s]++; seen[k][s] > 1 {
+						res.Duplicates++
+						continue
+					}
+					cw := &c.Windows[s-1]
+					res.CommittedWindows++
+					res.CommittedValues += cw.Values
+					lat.Record(m.time - (c.Start + int64(cw.At) + r.offset))
+				}
+			}
+		}
+	}
+	res.Lost = res.PublishedWindows - res.CommittedWindows
+	res.CommitP50, res.CommitP99 = lat.Quantile(0.5), lat.Quantile(0.99)
+	return nil
+}

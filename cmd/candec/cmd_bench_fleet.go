@@ -1,0 +1,179 @@
+//go:build !car
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/yukart/candec/benchmarks/fleet"
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/buildinfo"
+)
+
+// fleetFlags are bench's flags of a fleet run (--fleet N).
+type fleetFlags struct {
+	cars, ingests *int
+	capture, dbc  *string
+	seed          *uint64
+	rollAge       *time.Duration
+	window        *time.Duration
+}
+
+func addFleetFlags(fs *flag.FlagSet) fleetFlags {
+	return fleetFlags{
+		cars:    fs.Int("fleet", 0, "run the fleet bench instead of a profile: `N` simulated cars through a broker into --ingests instances of candec ingest (docs/fleet.md)"),
+		ingests: fs.Int("ingests", 1, "with --fleet: `M` candec ingest instances sharing the fleet ($share), 1 to 8"),
+		capture: fs.String("fleet-capture", "testdata/idle.log", "with --fleet: the capture every car replays, from a starting frame of its own"),
+		dbc:     fs.String("fleet-dbc", "testdata/yukart.dbc", "with --fleet: the cars' DBC, which the ingests decode with too"),
+		seed:    fs.Uint64("seed", 1, "with --fleet: the seed of the cars' variations"),
+		window:  fs.Duration("fleet-window", 10*time.Millisecond, "with --fleet: the cars' window_period, the window stream's window, 1ms to 10s"),
+		rollAge: fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
+	}
+}
+
+// fleetOnly are the flags that mean nothing without --fleet, and
+// profileOnly those that mean nothing with it.
+var (
+	fleetOnly   = []string{"ingests", "fleet-capture", "fleet-dbc", "fleet-window", "seed", "roll-age"}
+	profileOnly = []string{"scenarios", "profile", "repeat", "window-subscribers", "broker", "broker-pid", "plan-only", "fail-on-warning"}
+)
+
+// checkFleetFlags refuses a flag of the other kind of run.
+func checkFleetFlags(fs *flag.FlagSet, f fleetFlags) error {
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	other := fleetOnly
+	if *f.cars > 0 {
+		other = profileOnly
+	}
+	for _, name := range other {
+		if set[name] {
+			if *f.cars > 0 {
+				return &exitError{2, fmt.Errorf("bench: --%s is a profile's flag, not the fleet bench's (--fleet)", name)}
+			}
+			return &exitError{2, fmt.Errorf("bench: --%s needs --fleet N", name)}
+		}
+	}
+	switch {
+	case *f.cars < 0 || *f.cars > 100_000:
+		return badFlag("bench", "fleet", fmt.Sprint(*f.cars), "1 to 100000 cars")
+	case *f.ingests < 1 || *f.ingests > 8:
+		return badFlag("bench", "ingests", fmt.Sprint(*f.ingests), "1 to 8")
+	case *f.window < time.Millisecond || *f.window > 10*time.Second:
+		return badFlag("bench", "fleet-window", f.window.String(), "1ms to 10s")
+	case *f.rollAge <= 0:
+		return badFlag("bench", "roll-age", f.rollAge.String(), "a duration > 0")
+	}
+	return nil
+}
+
+// fleetArgs are bench's flags that a fleet run shares with a profile's.
+type fleetArgs struct {
+	duration, warmup time.Duration
+	workDir, results string
+	noResults        bool
+	host             string
+}
+
+// runFleet checks the shared flags and runs the fleet bench.
+func runFleet(ctx context.Context, e env, f fleetFlags, a fleetArgs) error {
+	if a.duration < 0 || a.warmup < 0 {
+		return badFlag("bench", "duration", a.duration.String(), "a duration > 0")
+	}
+	h, err := checkHost("bench", hostName(a.host))
+	if err != nil {
+		return err
+	}
+	results := a.results
+	if a.noResults {
+		results = ""
+	} else if results == "" {
+		results = filepath.Join("benchmarks", "results")
+	}
+	return runFleetBench(ctx, e, f, a.duration, a.warmup, a.workDir, results, h)
+}
+
+// runFleetBench runs one fleet run and prints and records its result.
+func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup time.Duration, workDir, resultsDir, host string) error {
+	if duration == 0 {
+		duration = 20 * time.Second
+	}
+	if warmup == 0 {
+		warmup = 5 * time.Second
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("bench: find the candec binary: %w", err)
+	}
+	dbcPath, err := filepath.Abs(*f.dbc)
+	if err != nil {
+		return err
+	}
+	cars, err := makeCars(ctx, e, f, duration+warmup)
+	if err != nil {
+		return err
+	}
+	dir, keep, err := fleetDir(workDir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "candec bench: fleet of %d cars into %d ingests, %v + %v warm-up, in %s\n", len(cars), *f.ingests, duration, warmup, dir)
+	res, err := fleet.Run(ctx, fleet.Config{Exe: exe, DBC: dbcPath, Cars: cars, Ingests: *f.ingests,
+		Warmup: warmup, Duration: duration, Dir: dir, RollAge: *f.rollAge, Log: e.stderr})
+	if err != nil {
+		return fmt.Errorf("bench: fleet: %w (its files are in %s)", err, dir)
+	}
+	if !keep {
+		os.RemoveAll(dir)
+	}
+	rec := fleet.Record{Result: *res, Host: host, Version: buildinfo.Read().Short(), Time: time.Now().UTC(),
+		Capture: *f.capture, DBC: *f.dbc, Seed: *f.seed, Window: *f.window, RollAge: *f.rollAge, Cores: runtime.NumCPU()}
+	fleet.WriteTable(e.stdout, &rec)
+	if resultsDir == "" {
+		return nil
+	}
+	path := filepath.Join(resultsDir, "fleet-"+host+".jsonl")
+	if err := fleet.Append(path, &rec); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stderr, "candec bench: appended to %s\n", path)
+	return nil
+}
+
+// makeCars makes the fleet's drives before the run, on every core.
+func makeCars(ctx context.Context, e env, f fleetFlags, drive time.Duration) ([]fleet.Car, error) {
+	db, err := dbc.LoadContext(ctx, *f.dbc)
+	if err != nil {
+		return nil, err
+	}
+	frames, err := fleet.ReadFrames(ctx, *f.capture)
+	if err != nil {
+		return nil, err
+	}
+	// The drives start once they are made: a second per 200 cars is
+	// plenty on a slow core.
+	start := time.Now().Add(2*time.Second + time.Duration(*f.cars)*5*time.Millisecond)
+	cfg := fleet.CarConfig{DB: db, Frames: frames, Drive: drive, Start: start.UnixNano(), Seed: *f.seed, Window: *f.window}
+	t0 := time.Now()
+	cars, err := fleet.NewCars(ctx, cfg, *f.cars)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(e.stderr, "candec bench: %d drives of %v made in %v\n", len(cars), drive, time.Since(t0).Round(time.Millisecond))
+	return cars, nil
+}
+
+// fleetDir is the run's directory: workDir, kept, or a temporary one.
+func fleetDir(workDir string) (string, bool, error) {
+	if workDir != "" {
+		return workDir, true, os.MkdirAll(workDir, 0o755)
+	}
+	d, err := os.MkdirTemp("", "candec-fleet-")
+	return d, false, err
+}
