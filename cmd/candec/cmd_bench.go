@@ -91,10 +91,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	}
 	cfg.FailOnWarning = *failOnWarning
 	if !*noResults {
-		cfg.ResultsDir = *results
-		if cfg.ResultsDir == "" {
-			cfg.ResultsDir = filepath.Join(filepath.Dir(*file), "results")
-		}
+		cfg.ResultsDir = resultsDir(*results, *file)
 	}
 	tuneBench(&cfg)
 	all := make([]scenario.Run, 0, len(runs)*(*repeat))
@@ -107,6 +104,14 @@ func runBench(ctx context.Context, e env, args []string) error {
 		return &exitError{3, err}
 	}
 	return err
+}
+
+// resultsDir is --results, or results/ beside the scenarios file.
+func resultsDir(flagValue, scenarios string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	return filepath.Join(filepath.Dir(scenarios), "results")
 }
 
 // benchConfig is the bench's configuration: this binary as the decoder
