@@ -70,9 +70,6 @@ func (in *ingest) ready(ctx context.Context) error {
 	}
 }
 
-func (in *ingest) values(ctx context.Context) (float64, error)  { return in.metric(ctx, metricValues) }
-func (in *ingest) windows(ctx context.Context) (float64, error) { return in.metric(ctx, metricWindows) }
-
 // metric returns the sum of a metric's samples, over its labels.
 func (in *ingest) metric(ctx context.Context, name string) (float64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.metrics, nil)

@@ -245,7 +245,7 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	if err := sleepUntil(ctx, open); err != nil {
 		return err
 	}
-	v0, err := r.values(ctx)
+	v0, err := r.sum(ctx, metricValues)
 	if err != nil {
 		return err
 	}
@@ -260,7 +260,7 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	if err != nil {
 		return err
 	}
-	v1, err := r.values(ctx)
+	v1, err := r.sum(ctx, metricValues)
 	if err != nil {
 		return err
 	}
@@ -279,11 +279,11 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	return nil
 }
 
-// values sums the ingests' value counters.
-func (r *run) values(ctx context.Context) (float64, error) {
+// sum sums a counter of every ingest.
+func (r *run) sum(ctx context.Context, metric string) (float64, error) {
 	var sum float64
 	for _, in := range r.ingests {
-		v, err := in.values(ctx)
+		v, err := in.metric(ctx, metric)
 		if err != nil {
 			return 0, err
 		}
@@ -313,7 +313,7 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 	}
 	var last float64
 	for stable := 0; stable < 20 && time.Now().Before(deadline); {
-		v, err := r.windows(ctx)
+		v, err := r.sum(ctx, metricWindows)
 		if err != nil {
 			return err
 		}
@@ -336,19 +336,6 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// windows sums the ingests' window counters.
-func (r *run) windows(ctx context.Context) (float64, error) {
-	var sum float64
-	for _, in := range r.ingests {
-		v, err := in.windows(ctx)
-		if err != nil {
-			return 0, err
-		}
-		sum += v
-	}
-	return sum, nil
 }
 
 // sleepUntil sleeps until t or ctx ends.
