@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/goccy/go-json"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/yukart/candec/benchmarks/report"
 )
 
 // NewCars makes n cars' drives, on every core.
@@ -45,27 +45,14 @@ type Record struct {
 	Cores   int           `json:"cores"`
 }
 
-// Append appends rec to the results file path as one JSON line.
+// Append appends rec to the results file path as one JSON line, as the
+// profile runs' results are appended (report.AppendLine).
 func Append(path string, rec *Record) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("fleet: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return fmt.Errorf("fleet: %w", err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("fleet: %s: %w", path, err)
-	}
-	return nil
+	return report.AppendLine(path, append(b, '\n'))
 }
 
 // WriteTable writes rec as the table the bench prints.

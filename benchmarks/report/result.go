@@ -210,26 +210,33 @@ func AppendFile(dir string, r *Result) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("report: %w", err)
 	}
-	line = append(line, '\n')
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("report: %w", err)
-	}
 	path := filepath.Join(dir, FileName(r.Host, r.Time))
+	return path, AppendLine(path, append(line, '\n'))
+}
+
+// AppendLine appends line, which ends with a newline, to the log file
+// path (made, with its directory, as needed) as AppendFile appends a
+// result: in one write, cut off again when the write fails part-way,
+// after a newline when the file does not end with one.
+func AppendLine(path string, line []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return "", fmt.Errorf("report: %w", err)
+		return fmt.Errorf("report: %w", err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return "", fmt.Errorf("report: %w", err)
+		return fmt.Errorf("report: %w", err)
 	}
 	size := fi.Size()
 	if size > 0 {
 		var last [1]byte
 		if _, err := f.ReadAt(last[:], size-1); err != nil {
 			f.Close()
-			return "", fmt.Errorf("report: %s: %w", path, err)
+			return fmt.Errorf("report: %s: %w", path, err)
 		}
 		if last[0] != '\n' {
 			line = append([]byte{'\n'}, line...)
@@ -240,13 +247,13 @@ func AppendFile(dir string, r *Result) (string, error) {
 			_ = f.Truncate(size)
 		}
 		f.Close()
-		return "", fmt.Errorf("report: %s: %w", path, err)
+		return fmt.Errorf("report: %s: %w", path, err)
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()
-		return "", fmt.Errorf("report: %s: %w", path, err)
+		return fmt.Errorf("report: %s: %w", path, err)
 	}
-	return path, f.Close()
+	return f.Close()
 }
 
 // Read parses result lines from r; name is used in errors. Blank lines
