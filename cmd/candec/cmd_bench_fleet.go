@@ -37,6 +37,17 @@ func addFleetFlags(fs *flag.FlagSet) fleetFlags {
 	}
 }
 
+// maxFleetCars bounds --fleet: each car is a connection of the bench's
+// and a drive held in memory (maxDriveBytes).
+const maxFleetCars = 2000
+
+// maxDriveBytes bounds the windows of all drives, made before the run:
+// a car's window stream is about 140 kB a second (docs/fleet.md).
+const (
+	maxDriveBytes  = 8 << 30
+	carBytesPerSec = 140_000
+)
+
 // fleetOnly are the flags that mean nothing without --fleet, and
 // profileOnly those that mean nothing with it.
 var (
@@ -61,8 +72,8 @@ func checkFleetFlags(fs *flag.FlagSet, f fleetFlags) error {
 		}
 	}
 	switch {
-	case *f.cars < 0 || *f.cars > 100_000:
-		return badFlag("bench", "fleet", fmt.Sprint(*f.cars), "1 to 100000 cars")
+	case *f.cars < 0 || *f.cars > maxFleetCars:
+		return badFlag("bench", "fleet", fmt.Sprint(*f.cars), fmt.Sprintf("1 to %d cars", maxFleetCars))
 	case *f.ingests < 1 || *f.ingests > 8:
 		return badFlag("bench", "ingests", fmt.Sprint(*f.ingests), "1 to 8")
 	case *f.window < time.Millisecond || *f.window > 10*time.Second:
@@ -83,8 +94,11 @@ type fleetArgs struct {
 
 // runFleet checks the shared flags and runs the fleet bench.
 func runFleet(ctx context.Context, e env, f fleetFlags, a fleetArgs) error {
-	if a.duration < 0 || a.warmup < 0 {
+	if a.duration < 0 {
 		return badFlag("bench", "duration", a.duration.String(), "a duration > 0")
+	}
+	if a.warmup < 0 {
+		return badFlag("bench", "warmup", a.warmup.String(), "a duration > 0")
 	}
 	h, err := checkHost("bench", hostName(a.host))
 	if err != nil {
@@ -115,12 +129,19 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 	if err != nil {
 		return err
 	}
-	cars, err := makeCars(ctx, e, f, duration+warmup)
-	if err != nil {
-		return err
+	if need := int64(*f.cars) * int64((duration+warmup).Seconds()+1) * carBytesPerSec; need > maxDriveBytes {
+		return &exitError{2, fmt.Errorf("bench: %d cars for %v hold about %.1f GB of windows, made before the run (at most %d GB): fewer cars or a shorter --duration",
+			*f.cars, duration+warmup, float64(need)/1e9, maxDriveBytes>>30)}
 	}
 	dir, keep, err := fleetDir(workDir)
 	if err != nil {
+		return err
+	}
+	cars, err := makeCars(ctx, e, f, duration+warmup)
+	if err != nil {
+		if !keep {
+			os.RemoveAll(dir)
+		}
 		return err
 	}
 	fmt.Fprintf(e.stderr, "candec bench: fleet of %d cars into %d ingests, %v + %v warm-up, in %s\n", len(cars), *f.ingests, duration, warmup, dir)
@@ -169,10 +190,16 @@ func makeCars(ctx context.Context, e env, f fleetFlags, drive time.Duration) ([]
 	return cars, nil
 }
 
-// fleetDir is the run's directory: workDir, kept, or a temporary one.
+// fleetDir is the run's directory: in workDir, kept, or a temporary one.
+// A run gets a new directory in workDir, so that a lake of an earlier
+// run there is never counted as this one's.
 func fleetDir(workDir string) (string, bool, error) {
 	if workDir != "" {
-		return workDir, true, os.MkdirAll(workDir, 0o755)
+		if err := os.MkdirAll(workDir, 0o755); err != nil {
+			return "", false, fmt.Errorf("bench: --logs: %w", err)
+		}
+		d, err := os.MkdirTemp(workDir, "fleet-")
+		return d, true, err
 	}
 	d, err := os.MkdirTemp("", "candec-fleet-")
 	return d, false, err
