@@ -39,6 +39,15 @@ func (s *dirStore) lockLake() error {
 		f.Close()
 		return err
 	}
+	if s.owner != "" {
+		if err := tryLockOwner(f, s.owner); err != nil {
+			f.Close()
+			if errors.Is(err, ErrBusy) {
+				return fmt.Errorf("%w: %s: its owner %q has it open already (two writers with one name would write the same files)", ErrBusy, s.dir, s.owner)
+			}
+			return fmt.Errorf("lake: lock %s: %w", name, err)
+		}
+	}
 	if s.owner == "" {
 		if err := f.Truncate(0); err == nil {
 			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)

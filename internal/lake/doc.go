@@ -60,8 +60,11 @@
 // themselves with Config.Owner: they take the lock shared, so they run
 // together while a decode's Open fails as busy (and theirs while a
 // decode runs), and each removes only its own temporary files,
-// .candec-<owner>-*.tmp. An object store has no lock: there, one
-// decode writes one prefix at a time.
+// .candec-<owner>-*.tmp. One owner is one writer at a time: on Linux
+// an Open of an owner already open is busy (an open file description
+// lock on a byte of the lock file that the owner's name chooses). An
+// object store has no lock: there, one decode writes one prefix at a
+// time, and one ingest instance runs per id.
 //
 // # Out of range
 //
