@@ -127,7 +127,10 @@ func (f *fleet) car(t testing.TB, id string) *car {
 }
 
 // publish publishes payloads at QoS 1, in order.
-func (c *car) publish(t testing.TB, payloads [][]byte) {
+func (c *car) publish(t testing.TB, payloads [][]byte) { c.publishRetained(t, payloads, false) }
+
+// publishRetained publishes payloads at QoS 1, in order, retained or not.
+func (c *car) publishRetained(t testing.TB, payloads [][]byte, retain bool) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -135,7 +138,7 @@ func (c *car) publish(t testing.TB, payloads [][]byte) {
 		t.Fatal(err)
 	}
 	for _, p := range payloads {
-		if _, err := c.cm.Publish(context.Background(), &paho.Publish{Topic: c.topic, QoS: 1, Payload: p}); err != nil {
+		if _, err := c.cm.Publish(context.Background(), &paho.Publish{Topic: c.topic, QoS: 1, Retain: retain, Payload: p}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -276,6 +276,19 @@ func (c *core) handle(topic string, payload []byte, ref ackRef) {
 	}
 }
 
+// skip counts a message skipped whole for reason, and acknowledges it
+// with the next commit's: it will never be taken.
+func (c *core) skip(reason string, ref ackRef) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing || c.err != nil {
+		return
+	}
+	c.acks = append(c.acks, ref)
+	c.c.Messages++
+	c.malformed(reason)
+}
+
 // malformed counts a skipped message or envelope.
 func (c *core) malformed(reason string) {
 	c.c.Malformed[reason]++

@@ -134,7 +134,12 @@ func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.Conn
 			go in.subscribe(ctx, cm)
 		},
 		OnPublish: func(p *paho.Publish) {
-			in.core.handle(p.Topic, p.Payload, ackRef{gen: sess.generation(), id: p.PacketID})
+			ref := ackRef{gen: sess.generation(), id: p.PacketID}
+			if p.Retain {
+				in.core.skip(ReasonRetained, ref)
+				return
+			}
+			in.core.handle(p.Topic, p.Payload, ref)
 		},
 	}.AutopahoConfig()
 	if err != nil {

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -272,17 +273,23 @@ func TestBadInputThroughBroker(t *testing.T) {
 	cfg := brokerConfig(t, f, "a", dir)
 	reg := prometheus.NewRegistry()
 	cfg.Registerer = reg
+	// A window a car left retained, before the instance subscribed: the
+	// broker sends it at every subscription, and it is never written.
+	f.car(t, "kart09").publishRetained(t, wins[50:51], true)
 	r := startIngest(t, cfg)
 	dots := f.car(t, "..")
 	dots.publish(t, [][]byte{[]byte("not a window"), []byte(`{"seq":1}`), []byte{0x81, 0xa1}})
 	dots.publish(t, wins[:50])
-	r.waitFor(t, "every message", func(c Counters) bool { return c.Messages == 53 })
+	r.waitFor(t, "every message", func(c Counters) bool { return c.Messages == 54 })
 	r.stop()
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if c := r.in.Counters(); c.Malformed[ReasonWindow] != 3 || c.Windows != 50 || c.Acked != 53 {
-		t.Errorf("counters %+v: want 3 malformed windows, 50 windows, 53 acknowledged", c)
+	if c := r.in.Counters(); c.Malformed[ReasonWindow] != 3 || c.Malformed[ReasonRetained] != 1 || c.Windows != 50 || c.Acked != 54 {
+		t.Errorf("counters %+v: want 3 malformed windows, 1 retained, 50 windows, 54 acknowledged", c)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "vehicle=kart09")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the retained window made a partition: %v", err)
 	}
 	for _, m := range []struct {
 		name, label, value string

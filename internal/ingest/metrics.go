@@ -14,6 +14,10 @@ const (
 	// ReasonSignal: a window's item is on a topic whose signal the DBC
 	// does not have (or shares with another signal); the item only.
 	ReasonSignal = "signal"
+	// ReasonRetained: a message the broker kept retained and sent on
+	// subscribing. A car never retains a window; one that did would be
+	// written again at every start.
+	ReasonRetained = "retained"
 )
 
 // metrics are the Prometheus metrics of an instance. Per-vehicle
