@@ -117,9 +117,9 @@ func parseEndpoint(env func(string) string) (endpoint, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.User != nil ||
 		u.Path != "" && u.Path != "/" || u.RawQuery != "" || u.Fragment != "" {
-		shown := raw
+		shown := "(not a URL)" // it may hold a password: not repeated
 		if err == nil {
-			shown = u.Redacted() // a password there is not repeated
+			shown = u.Redacted()
 		}
 		return endpoint{}, fmt.Errorf("s3store: %s=%q: want http:// or https:// and a host, with no path, user or query", name, shown)
 	}

@@ -109,6 +109,7 @@ func TestEndpoint(t *testing.T) {
 		{env: map[string]string{"AWS_ENDPOINT_URL": "http://x/bucket"}, err: "no path"},
 		{env: map[string]string{"AWS_ENDPOINT_URL": "http://u:p@x"}, err: "no path, user"},
 		{env: map[string]string{"AWS_ENDPOINT_URL": "http://"}, err: "a host"},
+		{env: map[string]string{"AWS_ENDPOINT_URL": "https://u:p@x%zz"}, err: "not a URL"}, // unparsable: nothing of it shown
 	} {
 		got, err := parseEndpoint(func(k string) string { return c.env[k] })
 		if err != nil && strings.Contains(err.Error(), ":p@") {
