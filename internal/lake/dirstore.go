@@ -362,13 +362,15 @@ func (s *dirStore) CreateTemp(dir string) (TempFile, error) {
 	if s.owner != "" {
 		prefix += s.owner + "-"
 	}
+	remade := false
 	for range 100 {
 		name := path.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
 		f, err := s.root.OpenFile(local(name), os.O_RDWR|os.O_CREATE|os.O_EXCL, Perm)
 		if err == nil {
 			return &dirFile{s: s, f: f, tmp: name}, nil
 		}
-		if !errors.Is(err, fs.ErrExist) && dir != "." && s.forget(dir) {
+		if !errors.Is(err, fs.ErrExist) && !remade && dir != "." && s.forget(dir) {
+			remade = true
 			// Removed or replaced since mkdirs made it: made and checked
 			// again, once (a link planted there is named as such).
 			if err := s.mkdirs(dir); err != nil {
