@@ -161,7 +161,7 @@ func serveMetrics(addr string, reg *prometheus.Registry) (stop func(), err error
 func writeIngestSummary(e env, c ingest.Counters) {
 	fmt.Fprintf(e.stderr, "candec ingest: %d messages, %d windows of %d vehicles, %d rows (%d values) in %d files, %d commits; %d duplicates skipped",
 		c.Messages, c.Windows, len(c.Vehicles), c.Rows, c.Values, c.Files, c.Commits, c.Duplicates)
-	for _, r := range []string{ingest.ReasonVehicle, ingest.ReasonWindow, ingest.ReasonSignal} {
+	for _, r := range []string{ingest.ReasonVehicle, ingest.ReasonWindow, ingest.ReasonSignal, ingest.ReasonRetained} {
 		if n := c.Malformed[r]; n > 0 {
 			fmt.Fprintf(e.stderr, ", %d malformed (%s)", n, r)
 		}

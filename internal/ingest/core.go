@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
 
@@ -298,7 +299,9 @@ func (c *core) malformed(reason string) {
 // take parses a window and writes its rows; an error is the lake's.
 func (c *core) take(topic string, payload []byte) error {
 	id, ok := c.vehicleOf(topic)
-	if !ok || id == "" || (c.vehicles[id] == nil && len(escape(id)) > maxVehicleBytes) {
+	// An id that is not UTF-8 would come back from the commit record as
+	// another (JSON makes it U+FFFD); escaping never shortens one.
+	if !ok || id == "" || (c.vehicles[id] == nil && (len(id) > maxVehicleBytes || !utf8.ValidString(id) || len(escape(id)) > maxVehicleBytes)) {
 		c.malformed(ReasonVehicle)
 		return nil
 	}

@@ -184,6 +184,7 @@ func TestMalformedSkipped(t *testing.T) {
 		{"fleet//yukart/window", string(wins[0]), ReasonVehicle, 1},
 		{"fleet/" + strings.Repeat("%", 80) + "/yukart/window", string(wins[0]), ReasonVehicle, 1},
 		{"elsewhere/kart01", string(wins[0]), ReasonVehicle, 1},
+		{"fleet/kart\xff01/yukart/window", string(wins[0]), ReasonVehicle, 1}, // not UTF-8: the record could not name it
 		{kartTopic, foreign, ReasonSignal, 2},
 	}
 	for _, tc := range cases {

@@ -95,17 +95,15 @@ func (in *Ingest) Run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	tick := time.NewTicker(min(in.cfg.RollAge/4, time.Second))
+	tick := time.NewTicker(max(min(in.cfg.RollAge/4, time.Second), time.Millisecond))
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			if in.cfg.Leave {
-				in.leave(cm)
-			}
+			left := in.cfg.Leave && in.leave(cm)
 			err := in.core.close()
 			disconnect(cm)
-			if err == nil && in.cfg.Leave {
+			if err == nil && left {
 				err = in.endSession()
 			}
 			return err
@@ -213,7 +211,11 @@ const (
 
 // leave unsubscribes, then takes what comes until nothing has come for
 // leaveQuiet: the messages the broker had queued for the instance.
-func (in *Ingest) leave(cm *autopaho.ConnectionManager) {
+//
+// It reports whether the instance left: unsubscribed, then a quiet
+// second. Otherwise its session stays, with what the broker still
+// queues there, for the next start of the same id.
+func (in *Ingest) leave(cm *autopaho.ConnectionManager) bool {
 	in.leaving.Store(true)
 	unsub := &paho.Unsubscribe{}
 	for _, f := range in.cfg.Filters {
@@ -222,18 +224,20 @@ func (in *Ingest) leave(cm *autopaho.ConnectionManager) {
 	ctx, cancel := context.WithTimeout(context.Background(), in.cfg.ConnectTimeout)
 	defer cancel()
 	if _, err := cm.Unsubscribe(ctx, unsub); err != nil {
-		in.cfg.Log.Warn("leave: unsubscribe", "err", err)
-		return
+		in.cfg.Log.Warn("leave: unsubscribe failed: the session stays", "err", err)
+		return false
 	}
 	last, quiet := in.Counters().Messages, time.Now()
 	for start := time.Now(); time.Since(start) < leaveMax; time.Sleep(leaveQuiet / 10) {
 		if n := in.Counters().Messages; n != last {
 			last, quiet = n, time.Now()
 		} else if time.Since(quiet) >= leaveQuiet {
-			break
+			in.cfg.Log.Info("left the group: unsubscribed, the messages on their way taken")
+			return true
 		}
 	}
-	in.cfg.Log.Info("left the group: unsubscribed, the messages on their way taken")
+	in.cfg.Log.Warn("leave: messages still coming after the wait: the session stays", "wait", leaveMax)
+	return false
 }
 
 // endSession ends the instance's session on the broker: a connection

@@ -7,7 +7,8 @@ import (
 // Reasons a message or an envelope is skipped as malformed or foreign
 // (the reason label of candec_ingest_malformed_total).
 const (
-	// ReasonVehicle: the topic's vehicle level is empty or too long.
+	// ReasonVehicle: the topic's vehicle level is empty, too long or
+	// not UTF-8.
 	ReasonVehicle = "vehicle"
 	// ReasonWindow: the payload is no window (envelope.ParseWindow).
 	ReasonWindow = "window"

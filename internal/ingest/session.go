@@ -92,6 +92,8 @@ func (s *ackSession) ackAll(refs []ackRef) int {
 		}
 		n++
 	}
-	_ = s.batcher.Flush()
+	if s.batcher.Flush() != nil {
+		return 0 // not sent: the broker sends them again
+	}
 	return n
 }
