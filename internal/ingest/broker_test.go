@@ -22,12 +22,16 @@ import (
 
 // fleet is the fleet's cloud broker as deploy/mosquitto ships it: TLS
 // with client certificates whose common name is the user and the
-// client id, fleet.acl, and fleet.conf's queue; state on disk.
+// client id, fleet.acl, and fleet.conf's settings (its plugin, built
+// from deploy/mosquitto/candec_fleet.c, its queue and message size
+// limit); state on disk.
 type fleet struct {
 	dir  string
 	ca   *brokertest.CA
 	opts mosquitto.Options
 	b    *mosquitto.Process
+	// plugin is fleet.conf's plugin, candec_fleet.c, built for the test.
+	plugin string
 }
 
 func startFleet(t testing.TB) *fleet {
@@ -39,6 +43,7 @@ func startFleet(t testing.TB) *fleet {
 		t.Skip("mosquitto not found")
 	}
 	f := &fleet{dir: t.TempDir()}
+	f.plugin = brokertest.BuildPlugin(t, filepath.Join("..", "..", "deploy", "mosquitto", "candec_fleet.c"))
 	f.ca = brokertest.NewCA(t, f.dir)
 	cert, key := f.ca.Server(t, "cloud")
 	f.opts = mosquitto.Options{
@@ -46,15 +51,16 @@ func startFleet(t testing.TB) *fleet {
 		CAFile: f.ca.File, CertFile: cert, KeyFile: key,
 		RequireCertificate: true, IdentityAsUsername: true,
 		ACLFile: filepath.Join("..", "..", "deploy", "mosquitto", "fleet.acl"),
-		Extra:   fleetConf(t),
 	}
 	f.start(t)
 	return f
 }
 
 // fleetConf returns the global settings of fleet.conf as shipped (the
-// listener's are the test's own).
-func fleetConf(t testing.TB) string {
+// listener's are the test's own), with the plugin built for the test
+// and, as its readers, the users of the ACL file acl (fleet.conf's rule:
+// the readers are fleet.acl's user blocks).
+func fleetConf(t testing.TB, plugin, acl string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "mosquitto", "fleet.conf"))
 	if err != nil {
@@ -62,19 +68,46 @@ func fleetConf(t testing.TB) string {
 	}
 	var out []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if strings.HasPrefix(l, "listener ") {
-			break
-		}
-		if l != "" && !strings.HasPrefix(l, "#") && !strings.HasPrefix(l, "acl_file") && !strings.HasPrefix(l, "allow_anonymous") {
-			out = append(out, l)
+		key, _, _ := strings.Cut(l, " ")
+		switch key {
+		case "listener":
+			return strings.Join(append(out, "use_username_as_clientid true"), "\n") + "\n"
+		case "", "acl_file", "allow_anonymous":
+		case "plugin":
+			out = append(out, "plugin "+plugin)
+		case "plugin_opt_readers":
+			out = append(out, "plugin_opt_readers "+strings.Join(aclUsers(t, acl), " "))
+		default:
+			if !strings.HasPrefix(key, "#") {
+				out = append(out, l)
+			}
 		}
 	}
-	return strings.Join(append(out, "use_username_as_clientid true"), "\n") + "\n"
+	t.Fatal("fleet.conf has no listener")
+	return ""
 }
 
-// start starts the broker, on its old port if it ran before.
+// aclUsers returns the users of the ACL file acl's user blocks.
+func aclUsers(t testing.TB, acl string) []string {
+	t.Helper()
+	b, err := os.ReadFile(acl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var users []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if u, ok := strings.CutPrefix(strings.TrimSpace(l), "user "); ok {
+			users = append(users, strings.TrimSpace(u))
+		}
+	}
+	return users
+}
+
+// start starts the broker, on its old port if it ran before, with
+// fleet.conf's settings for the ACL file of f.opts.
 func (f *fleet) start(t testing.TB) {
 	t.Helper()
+	f.opts.Extra = fleetConf(t, f.plugin, f.opts.ACLFile)
 	p, err := mosquitto.Start(context.Background(), f.opts)
 	if err != nil {
 		t.Fatal(err)
