@@ -90,7 +90,11 @@ func (u *uplink) startCloud(t *testing.T) {
 		CAFile: u.ca.File, CertFile: cert, KeyFile: key,
 		RequireCertificate: true, IdentityAsUsername: true,
 		ACLFile: filepath.Join("..", "deploy", "mosquitto", "fleet.acl"),
-		Extra:   "use_username_as_clientid true\nmax_queued_messages 360000\n",
+		// fleet.conf's settings as shipped: its plugin (readers: the
+		// ingest), queue and message size limit.
+		Extra: brokertest.FleetConf(t, filepath.Join("..", "deploy", "mosquitto", "fleet.conf"),
+			brokertest.BuildPlugin(t, filepath.Join("..", "deploy", "mosquitto", "candec_fleet.c")), nil) +
+			"use_username_as_clientid true\n",
 	}
 	u.restartCloud(t)
 }

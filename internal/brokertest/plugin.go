@@ -34,3 +34,34 @@ func BuildPlugin(t testing.TB, src string) string {
 	}
 	return out
 }
+
+// FleetConf returns the global settings of the fleet broker's
+// configuration file conf (deploy/mosquitto/fleet.conf): its lines
+// before the first listener, without comments, acl_file and
+// allow_anonymous (mosquitto.Options set those), with the plugin at
+// plugin (built by BuildPlugin) and, when readers is not nil, the
+// plugin's readers replaced by readers.
+func FleetConf(t testing.TB, conf, plugin string, readers []string) string {
+	t.Helper()
+	b, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		key, _, _ := strings.Cut(l, " ")
+		switch {
+		case key == "listener":
+			return strings.Join(out, "\n") + "\n"
+		case key == "" || strings.HasPrefix(key, "#") || key == "acl_file" || key == "allow_anonymous":
+		case key == "plugin":
+			out = append(out, "plugin "+plugin)
+		case key == "plugin_opt_readers" && readers != nil:
+			out = append(out, "plugin_opt_readers "+strings.Join(readers, " "))
+		default:
+			out = append(out, l)
+		}
+	}
+	t.Fatalf("brokertest: %s has no listener", conf)
+	return ""
+}

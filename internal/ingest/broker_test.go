@@ -62,29 +62,8 @@ func startFleet(t testing.TB) *fleet {
 // the readers are fleet.acl's user blocks).
 func fleetConf(t testing.TB, plugin, acl string) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "mosquitto", "fleet.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		key, _, _ := strings.Cut(l, " ")
-		switch key {
-		case "listener":
-			return strings.Join(append(out, "use_username_as_clientid true"), "\n") + "\n"
-		case "", "acl_file", "allow_anonymous":
-		case "plugin":
-			out = append(out, "plugin "+plugin)
-		case "plugin_opt_readers":
-			out = append(out, "plugin_opt_readers "+strings.Join(aclUsers(t, acl), " "))
-		default:
-			if !strings.HasPrefix(key, "#") {
-				out = append(out, l)
-			}
-		}
-	}
-	t.Fatal("fleet.conf has no listener")
-	return ""
+	conf := filepath.Join("..", "..", "deploy", "mosquitto", "fleet.conf")
+	return brokertest.FleetConf(t, conf, plugin, aclUsers(t, acl)) + "use_username_as_clientid true\n"
 }
 
 // aclUsers returns the users of the ACL file acl's user blocks.
