@@ -17,6 +17,7 @@ import (
 
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/mosquitto"
 	"github.com/yukart/candec/mqttclient"
 )
 
@@ -281,5 +282,51 @@ func pub31(t *testing.T, f *fleet, cn, topic string, payload []byte) {
 		"-t", topic, "-f", file).CombinedOutput()
 	if err != nil {
 		t.Errorf("mosquitto_pub (MQTT 3.1.1) of %d bytes: %v\n%s", len(payload), err, out)
+	}
+}
+
+// TestFleetReadersAreACLUsers: fleet.conf's plugin_opt_readers, who
+// may subscribe, are the user blocks of fleet.acl, what they may read,
+// as shipped.
+func TestFleetReadersAreACLUsers(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "mosquitto", "fleet.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var readers []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "plugin_opt_readers "); ok {
+			readers = append(readers, strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })...)
+		}
+	}
+	users := aclUsers(t, filepath.Join("..", "..", "deploy", "mosquitto", "fleet.acl"))
+	if len(readers) == 0 || strings.Join(readers, " ") != strings.Join(users, " ") {
+		t.Errorf("fleet.conf's readers %q, fleet.acl's users %q: want the same", readers, users)
+	}
+}
+
+// TestFleetPluginConfig: the plugin refuses a configuration that would
+// let nobody subscribe, or anybody: mosquitto does not start, and its
+// log says why.
+func TestFleetPluginConfig(t *testing.T) {
+	for _, row := range []struct{ name, conf, log string }{
+		{"no readers", "", "names no reader"},
+		{"empty readers", "plugin_opt_readers ,\n", "names no reader"},
+		{"a reader that is no name", "plugin_opt_readers ingest kart/01\n", `"kart/01" is no certificate name`},
+		{"a wildcard reader", "plugin_opt_readers +\n", `"+" is no certificate name`},
+		{"an unknown option", "plugin_opt_readers ingest\nplugin_opt_reader ingest-b\n", "unknown option plugin_opt_reader"},
+	} {
+		t.Run(row.name, func(t *testing.T) {
+			dir := t.TempDir()
+			plugin := brokertest.BuildPlugin(t, filepath.Join("..", "..", "deploy", "mosquitto", "candec_fleet.c"))
+			p, err := mosquitto.Start(context.Background(), mosquitto.Options{Dir: dir, Extra: "plugin " + plugin + "\n" + row.conf})
+			if err == nil {
+				_ = p.Stop(5 * time.Second)
+				t.Fatal("mosquitto started")
+			}
+			if log := mosquitto.LogTail(dir, 20); !strings.Contains(err.Error()+log, row.log) {
+				t.Errorf("the error %v and log\n%s\nsay nothing of %q", err, log, row.log)
+			}
+		})
 	}
 }
