@@ -17,6 +17,13 @@
 // and an ACL file. The embedded broker has none of these, so those
 // tests skip without mosquitto.
 //
+// BuildPlugin compiles a mosquitto plugin from its C source (the fleet
+// broker's deploy/mosquitto/candec_fleet.c) for a test's broker, and
+// FleetConf turns deploy/mosquitto/fleet.conf into a test broker's
+// settings with that plugin, so that tests run the configuration as
+// shipped. Without a C compiler or mosquitto's plugin headers they skip
+// the test, or fail it as below.
+//
 // When mosquitto is not installed, Start falls back to the embedded broker
 // of package broker and says so in the test log, unless the environment
 // variable CANDEC_REQUIRE_MOSQUITTO is 1 (CI sets it), in which case the
