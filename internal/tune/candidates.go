@@ -135,22 +135,24 @@ func runPass(recs []*Recording, cfg Config) (pass, error) {
 	return p, nil
 }
 
-// rangeOf is the range sig's deadbands are fractions of: the DBC's, or
-// the widest observed in the recordings.
+// rangeOf is the range sig's deadbands are fractions of, judged on all
+// the recordings' values as a report judges it on one capture's
+// (rangeOfSignal).
 func rangeOf(sig *dbc.Signal, recs []*Recording) float64 {
-	if sig.Min < sig.Max {
-		return sig.Max - sig.Min
-	}
-	lo, hi, any := 0.0, 0.0, false
+	var all spread
 	for _, r := range recs {
-		k := sig.Index
-		if !r.seen[k] {
-			continue
-		}
-		if !any {
-			lo, hi, any = r.lo[k], r.hi[k], true
-		}
-		lo, hi = min(lo, r.lo[k]), max(hi, r.hi[k])
+		all.merge(&r.obs[sig.Index])
 	}
-	return hi - lo
+	rng, _, _ := rangeOfSignal(sig, &all)
+	return rng
+}
+
+// housekeepingIn is what housekeepingOf says of sig on all the
+// recordings' values.
+func housekeepingIn(sig *dbc.Signal, recs []*Recording) string {
+	var st rawSteps
+	for _, r := range recs {
+		st.merge(r.steps[sig.Index])
+	}
+	return housekeepingOf(sig, st)
 }

@@ -34,6 +34,7 @@ type tracker struct {
 	applied uint64 // the engine's frames decoded or not, before vals' frame
 
 	seen, changes, last []uint64
+	steps               []rawSteps
 	envelopes           []uint64
 	windows             uint64
 	// now and jumps are the engine's clock and discontinuities when
@@ -63,6 +64,7 @@ func newTracker(src pipeline.Source, dec *decoder.Decoder, n int) *tracker {
 		seen:      make([]uint64, n),
 		changes:   make([]uint64, n),
 		last:      make([]uint64, n),
+		steps:     make([]rawSteps, n),
 		envelopes: make([]uint64, n),
 		fid:       make([]sigFid, n),
 		pols:      make([]pipeline.Policy, n),
@@ -74,6 +76,7 @@ func (t *tracker) start(eng *pipeline.Engine, db *dbc.Database) {
 	t.eng = eng
 	for _, s := range db.Signals {
 		t.pols[s.Index] = eng.Policy(s)
+		t.fid[s.Index].tol = tolOf(s)
 	}
 }
 
@@ -99,8 +102,11 @@ func (t *tracker) Next(f *frame.Frame) error {
 			continue
 		}
 		k := v.Signal.Index
-		if t.seen[k] > 0 && v.Raw != t.last[k] {
-			t.changes[k]++
+		if t.seen[k] > 0 {
+			if v.Raw != t.last[k] {
+				t.changes[k]++
+			}
+			t.steps[k].add(t.last[k], v.Raw)
 		}
 		t.seen[k]++
 		t.last[k] = v.Raw

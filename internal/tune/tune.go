@@ -70,6 +70,10 @@ type Signal struct {
 	Share float64 `json:"share_pct"`
 	// Policy summarises the signal's resolved policy.
 	Policy string `json:"policy"`
+	// Housekeeping says the signal is a checksum or a rolling counter,
+	// and how that was told (HousekeepingName, HousekeepingBehaviour):
+	// its figures are reported but not in the totals.
+	Housekeeping string `json:"housekeeping,omitempty"`
 	// Fidelity is how far what a subscriber sees is from the bus.
 	Fidelity Fidelity `json:"fidelity"`
 }
@@ -113,7 +117,8 @@ type Report struct {
 	// time-weighted RMS error as a fraction of their range
 	// (Fidelity.RMSRange): the figure the optimizer makes small.
 	// Missed counts the transitions of states no envelope carried, and
-	// MissedEnum those of value-table signals among them.
+	// MissedEnum those of value-table signals among them. Housekeeping
+	// signals (Signal.Housekeeping) are left out of all three.
 	TotalError float64 `json:"total_error"`
 	Missed     uint64  `json:"missed_transitions"`
 	MissedEnum uint64  `json:"missed_enum_transitions"`
@@ -186,13 +191,16 @@ func analyze(src pipeline.Source, cfg Config) (*Report, error) {
 		rep.WindowDeliveriesPerS = rep.WindowsPerS * float64(cfg.Subscribers)
 	}
 	for i := range rep.Signals {
+		if total > 0 {
+			rep.Signals[i].Share = rep.Signals[i].EnvelopesPerS / rep.EnvelopesPerS * 100
+		}
+		if rep.Signals[i].Housekeeping != "" {
+			continue
+		}
 		rep.TotalError += rep.Signals[i].Fidelity.RMSRange
 		rep.Missed += rep.Signals[i].Fidelity.Missed
 		if rep.Signals[i].Fidelity.Enum {
 			rep.MissedEnum += rep.Signals[i].Fidelity.Missed
-		}
-		if total > 0 {
-			rep.Signals[i].Share = rep.Signals[i].EnvelopesPerS / rep.EnvelopesPerS * 100
 		}
 	}
 	sort.SliceStable(rep.Signals, func(i, j int) bool { return rep.Signals[i].EnvelopesPerS > rep.Signals[j].EnvelopesPerS })
@@ -251,13 +259,15 @@ func (c *counts) signalRates(rep *Report, db *dbc.Database, secs float64) (total
 	for _, s := range db.Signals {
 		values += seen[s.Index]
 		p := c.eng.Policy(s)
+		hk := housekeepingOf(s, c.tr.steps[s.Index])
 		if !p.Publish {
 			if seen[s.Index] > 0 {
 				rep.Unpublished = append(rep.Unpublished, Signal{
-					Name:        s.FullName(),
-					FramesPerS:  float64(seen[s.Index]) / secs,
-					ChangesPerS: float64(changes[s.Index]) / secs,
-					Policy:      p.Describe(),
+					Name:         s.FullName(),
+					FramesPerS:   float64(seen[s.Index]) / secs,
+					ChangesPerS:  float64(changes[s.Index]) / secs,
+					Policy:       p.Describe(),
+					Housekeeping: hk,
 				})
 			}
 			continue
@@ -272,6 +282,7 @@ func (c *counts) signalRates(rep *Report, db *dbc.Database, secs float64) (total
 			ChangesPerS:   float64(changes[s.Index]) / secs,
 			EnvelopesPerS: float64(envelopes[s.Index]) / secs,
 			Policy:        p.Describe(),
+			Housekeeping:  hk,
 			Fidelity:      fid,
 		})
 	}
