@@ -27,6 +27,10 @@ func buildTable(ctx context.Context, recs []*Recording, cfg OptimizeConfig) (*ta
 		tb.hk[s.Index] = housekeepingIn(s, recs)
 	}
 	lim := limitsOf(db, cfg.Pins, base, tb.hk)
+	rng := make([]float64, n)
+	for _, s := range db.Signals {
+		rng[s.Index] = rangeOf(s, recs)
+	}
 	files := []*pipeline.PolicyFile{cfg.Policy}
 	for _, c := range ladder {
 		pols := make([]pipeline.Policy, n)
@@ -34,7 +38,7 @@ func buildTable(ctx context.Context, recs []*Recording, cfg OptimizeConfig) (*ta
 			k := s.Index
 			pols[k] = base[k]
 			if !lim[k].kept {
-				pols[k] = c.policyOf(base[k], rangeOf(s, recs), lim[k].hz)
+				pols[k] = c.policyOf(base[k], rng[k], lim[k].hz)
 			}
 		}
 		f, err := policyFile("candidate", policyYAML(db, pols, nil, ""))

@@ -115,7 +115,7 @@ func runPasses(ctx context.Context, recs []*Recording, pols []*pipeline.PolicyFi
 func runPass(recs []*Recording, cfg Config) (pass, error) {
 	var p pass
 	for _, r := range recs {
-		c, err := count(r.source(), cfg)
+		c, err := count(r.source(), cfg, r.obs)
 		if err != nil {
 			return p, fmt.Errorf("%w (%s)", err, r.Name)
 		}
@@ -127,7 +127,8 @@ func runPass(recs []*Recording, cfg Config) (pass, error) {
 		fid := make([]Fidelity, len(cfg.DB.Signals))
 		for _, s := range cfg.DB.Signals {
 			env[s.Index] = float64(c.tr.envelopes[s.Index]) / secs
-			fid[s.Index] = c.tr.fid[s.Index].result(s, secs)
+			fid[s.Index] = c.tr.fid[s.Index].result(s, secs, &r.obs[s.Index])
+			c.tr.fid[s.Index].release()
 		}
 		p.envPerS = append(p.envPerS, env)
 		p.fid = append(p.fid, fid)
@@ -139,6 +140,10 @@ func runPass(recs []*Recording, cfg Config) (pass, error) {
 // the recordings' values as a report judges it on one capture's
 // (rangeOfSignal).
 func rangeOf(sig *dbc.Signal, recs []*Recording) float64 {
+	if len(recs) == 1 {
+		rng, _, _ := rangeOfSignal(sig, &recs[0].obs[sig.Index])
+		return rng
+	}
 	var all spread
 	for _, r := range recs {
 		all.merge(&r.obs[sig.Index])

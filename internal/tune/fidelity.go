@@ -2,6 +2,7 @@ package tune
 
 import (
 	"math"
+	"sync"
 	"time"
 
 	"github.com/yukart/candec/dbc"
@@ -76,7 +77,6 @@ type sigFid struct {
 	sumSq             float64
 	maxAbs            float64
 	tol               float64 // two values within it are the same (tolOf)
-	obs               spread  // the truth's values
 	runSeen           bool    // an envelope carried the current truth
 	transitions       uint64
 	missed            uint64
@@ -119,7 +119,6 @@ func (f *sigFid) restart(t int64) {
 // error nor a transition.
 func (f *sigFid) setTruth(v float64, t, ts int64, thr float64) {
 	f.advance(t)
-	f.obs.add(v)
 	if !f.hasTruth {
 		f.hasTruth, f.truth = true, v
 		f.last = max(f.last, t)
@@ -167,16 +166,30 @@ func (f *sigFid) published(v float64, t, ts int64, kind pipeline.OutKind) {
 			continue
 		}
 		if f.lags == nil {
-			f.lags = new(latency.Histogram)
+			f.lags = histograms.Get().(*latency.Histogram)
 		}
 		f.lags.Record(t - p.at)
 	}
 	f.pend = f.pend[:n]
 }
 
+// histograms are the change lags' histograms (35 KB each) of the
+// accounts released: the optimizer's passes reuse them.
+var histograms = sync.Pool{New: func() any { return new(latency.Histogram) }}
+
+// release gives the account's histogram back, once its result is
+// taken.
+func (f *sigFid) release() {
+	if f.lags != nil {
+		f.lags.Reset()
+		histograms.Put(f.lags)
+		f.lags = nil
+	}
+}
+
 // result is the account as a Fidelity of sig, over its time to end,
-// with rates per secs.
-func (f *sigFid) result(sig *dbc.Signal, secs float64) Fidelity {
+// with rates per secs; obs is what was observed of sig, for its range.
+func (f *sigFid) result(sig *dbc.Signal, secs float64, obs *spread) Fidelity {
 	r := Fidelity{Max: f.maxAbs, State: IsState(sig), Enum: len(sig.Values) > 0, Transitions: f.transitions, Missed: f.missed}
 	if !r.State {
 		r.Transitions, r.Missed = 0, 0
@@ -184,7 +197,7 @@ func (f *sigFid) result(sig *dbc.Signal, secs float64) Fidelity {
 	if f.span > 0 {
 		r.RMS = math.Sqrt(f.sumSq / f.span)
 	}
-	r.Range, r.RangeFrom, r.DBCRangeRejected = rangeOfSignal(sig, &f.obs)
+	r.Range, r.RangeFrom, r.DBCRangeRejected = rangeOfSignal(sig, obs)
 	if r.Range > 0 {
 		r.RMSRange, r.MaxRange = r.RMS/r.Range, r.Max/r.Range
 	}

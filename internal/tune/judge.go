@@ -46,6 +46,17 @@ type spread struct {
 	n, skip, stride int
 	lo, hi          float64
 	vals            []float64
+	// robust is observed's result once frozen: a Recording's spreads
+	// are read by many passes at once, and sorted once.
+	robust float64
+	frozen bool
+}
+
+// freeze works out the robust observed range once, for a signal of
+// resolution res; the spread takes no more values.
+func (s *spread) freeze(res float64) {
+	s.robust = s.observed(res)
+	s.frozen = true
 }
 
 func (s *spread) add(v float64) {
@@ -79,6 +90,7 @@ func (s *spread) merge(o *spread) {
 	}
 	s.lo, s.hi, s.n = min(s.lo, o.lo), max(s.hi, o.hi), s.n+o.n
 	s.vals = append(s.vals, o.vals...)
+	s.frozen = false
 }
 
 // observed is the robust observed range: the spread between the 1st and
@@ -87,6 +99,9 @@ func (s *spread) merge(o *spread) {
 // signal that moved on fewer than 1 % of its frames), the full observed
 // range; at least res.
 func (s *spread) observed(res float64) float64 {
+	if s.frozen {
+		return s.robust
+	}
 	if s.n == 0 {
 		return res
 	}

@@ -78,6 +78,9 @@ func Record(ctx context.Context, name string, src capture.Source, db *dbc.Databa
 	if values == 0 {
 		return nil, fmt.Errorf("%w: %s (%d frames)", ErrNoSignal, name, len(r.frames))
 	}
+	for _, s := range db.Signals {
+		r.obs[s.Index].freeze(resolution(s))
+	}
 	return r, nil
 }
 

@@ -35,6 +35,11 @@ type tracker struct {
 
 	seen, changes, last []uint64
 	steps               []rawSteps
+	// obs are every signal's decoded values, as a Recording observes
+	// them (Recording.observe); borrowed from the recording a run
+	// replays, which observed them already.
+	obs      []spread
+	observes bool
 	envelopes           []uint64
 	windows             uint64
 	// now and jumps are the engine's clock and discontinuities when
@@ -56,8 +61,13 @@ type tracker struct {
 	bad      error
 }
 
-func newTracker(src pipeline.Source, dec *decoder.Decoder, n int) *tracker {
+func newTracker(src pipeline.Source, dec *decoder.Decoder, n int, obs []spread) *tracker {
+	observes := obs == nil
+	if observes {
+		obs = make([]spread, n)
+	}
 	return &tracker{
+		obs: obs, observes: observes,
 		src: src, dec: dec,
 		vals:      make([]decoder.Value, 0, dec.MaxSignals()),
 		done:      make([]bool, 0, dec.MaxSignals()),
@@ -107,6 +117,9 @@ func (t *tracker) Next(f *frame.Frame) error {
 				t.changes[k]++
 			}
 			t.steps[k].add(t.last[k], v.Raw)
+		}
+		if t.observes {
+			t.obs[k].add(truthOf(v))
 		}
 		t.seen[k]++
 		t.last[k] = v.Raw

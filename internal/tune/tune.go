@@ -133,22 +133,24 @@ type Report struct {
 // Analyze runs every frame of src through the pipeline engine, as
 // decode --policy does (pipeline.RunOffline), and returns the costs.
 func Analyze(src capture.Source, cfg Config) (*Report, error) {
-	return analyze(src, cfg)
+	return analyze(src, cfg, nil)
 }
 
 // AnalyzeRecording is Analyze of a capture held in memory.
 func AnalyzeRecording(r *Recording, cfg Config) (*Report, error) {
-	return analyze(r.source(), cfg)
+	return analyze(r.source(), cfg, r.obs)
 }
 
-func analyze(src pipeline.Source, cfg Config) (*Report, error) {
+// analyze is Analyze of src; obs, if not nil, is what was observed of
+// every signal of src (a Recording's), else the run observes it.
+func analyze(src pipeline.Source, cfg Config, obs []spread) (*Report, error) {
 	if cfg.Subscribers < 0 {
 		return nil, fmt.Errorf("%w: subscribers must be 0 (the default, %d) or more, got %d", ErrConfig, DefaultSubscribers, cfg.Subscribers)
 	}
 	if cfg.Subscribers == 0 {
 		cfg.Subscribers = DefaultSubscribers
 	}
-	c, err := count(src, cfg)
+	c, err := count(src, cfg, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -219,12 +221,12 @@ type counts struct {
 // count runs src through a pipeline under cfg's policy (the default
 // without one), counting what each signal is sent and published, and
 // how far what it publishes is from what it is sent.
-func count(src pipeline.Source, cfg Config) (*counts, error) {
+func count(src pipeline.Source, cfg Config, obs []spread) (*counts, error) {
 	pol := cfg.Policy
 	if pol == nil {
 		pol = pipeline.DefaultPolicy()
 	}
-	c := &counts{tr: newTracker(src, decoder.New(cfg.DB), len(cfg.DB.Signals))}
+	c := &counts{tr: newTracker(src, decoder.New(cfg.DB), len(cfg.DB.Signals), obs)}
 	// Msgpack: the same envelopes as JSON's (the tracker reads the
 	// values, not the payload), for less formatting.
 	pcfg := pipeline.Config{Policies: pol, TopicTemplate: cfg.TopicTemplate, Encoding: envelope.Msgpack}
@@ -274,7 +276,7 @@ func (c *counts) signalRates(rep *Report, db *dbc.Database, secs float64) (total
 		}
 		topic := c.eng.Topic(s)
 		total += envelopes[s.Index]
-		fid := c.tr.fid[s.Index].result(s, secs)
+		fid := c.tr.fid[s.Index].result(s, secs, &c.tr.obs[s.Index])
 		rep.Signals = append(rep.Signals, Signal{
 			Name:          s.FullName(),
 			Topic:         topic,
