@@ -38,10 +38,10 @@ type tracker struct {
 	// obs are every signal's decoded values, as a Recording observes
 	// them (Recording.observe); borrowed from the recording a run
 	// replays, which observed them already.
-	obs      []spread
-	observes bool
-	envelopes           []uint64
-	windows             uint64
+	obs       []spread
+	observes  bool
+	envelopes []uint64
+	windows   uint64
 	// now and jumps are the engine's clock and discontinuities when
 	// last looked at.
 	now, jumps uint64
