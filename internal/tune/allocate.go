@@ -394,6 +394,15 @@ func (plan *Plan) setHead() {
 		plan.head += fmt.Sprintf("The budget cannot be met: this is the least-cost policy, %.0f deliveries/s.\n", plan.Worst)
 	}
 	plan.head += fmt.Sprintf("Worst capture: %.0f deliveries/s; total error %.4g (sum of RMS error / range).\n", plan.Worst, plan.TotalError)
+	hk := 0
+	for i := range plan.Choices {
+		if plan.Choices[i].Housekeeping != "" && !plan.Choices[i].Policy.Publish {
+			hk++
+		}
+	}
+	if hk > 0 {
+		plan.head += fmt.Sprintf("%d housekeeping signals (checksums, counters) are not published and not in the total: --keep GLOB brings one back.\n", hk)
+	}
 }
 
 // PolicyYAML is the plan as a policy file: a rule per signal, each with
