@@ -123,13 +123,19 @@ const (
 	// signal of factor 0.01).
 	RangeBeyondBits = "beyond_bits"
 	// RangeTooWide: the DBC's range is more than 1000 times the robust
-	// observed range.
+	// observed range, and that is 10 resolutions or more (a signal that
+	// moved: a quiet one, noise of a step or two or a constant, says
+	// nothing of its scale and keeps the DBC's range).
 	RangeTooWide = "too_wide"
 )
 
 // tooWide is how many times the robust observed range a DBC's range may
-// be before it is not believed.
-const tooWide = 1000
+// be before it is not believed, when the observed range is at least
+// movedRes resolutions.
+const (
+	tooWide  = 1000
+	movedRes = 10
+)
 
 // rangeOfSignal is the range sig's errors and deadbands are fractions of,
 // given what was observed of it: the DBC's, unless it gives none
@@ -146,7 +152,7 @@ func rangeOfSignal(sig *dbc.Signal, s *spread) (rng float64, from, rejected stri
 		return s.observed(res), "observed", RangeBeyondBits
 	}
 	if s.n > 0 {
-		if obs := s.observed(res); sig.Max-sig.Min > tooWide*obs {
+		if obs := s.observed(res); sig.Max-sig.Min > tooWide*obs && obs >= movedRes*res {
 			return obs, "observed", RangeTooWide
 		}
 	}

@@ -188,7 +188,9 @@ func TestRangeOfSignal(t *testing.T) {
 		{"a little beyond", dbc.Signal{Length: 7, Factor: 1, Min: 0, Max: 200}, obs(0, 100), 200, "dbc", ""},
 		{"unsigned raw scale", dbc.Signal{Length: 16, Factor: 1, Min: 0, Max: 65535}, obs(0, 100), 65535, "dbc", ""},
 		{"too wide", dbc.Signal{Length: 32, Factor: 0.001, Min: -1e6, Max: 1e6}, obs(0, 1), 0.98, "observed", RangeTooWide},
-		{"constant, too wide", dbc.Signal{Length: 16, Factor: 1, Min: 0, Max: 65535}, obs(7, 7), 1, "observed", RangeTooWide},
+		{"constant", dbc.Signal{Length: 16, Factor: 1, Min: 0, Max: 65535}, obs(7, 7), 65535, "dbc", ""},
+		{"quiet: noise of a step", dbc.Signal{Length: 16, Factor: 0.01, Min: 0, Max: 250}, obs(0, 0.01), 250, "dbc", ""},
+		{"too wide, moved 10 steps", dbc.Signal{Length: 32, Factor: 0.1, Min: -1e6, Max: 1e6}, obs(0, 1.1/0.98), 1.1, "observed", RangeTooWide},
 		{"float, none", dbc.Signal{Type: dbc.Float32, Length: 32, Factor: 1}, obs(1, 2), 0.98, "observed", ""},
 	} {
 		rng, from, rej := rangeOfSignal(&c.sig, c.s)
