@@ -238,7 +238,8 @@ const (
 	// HousekeepingBehaviour: an unsigned integer of 2 to 8 bits that,
 	// over at least 16 consecutive values, steps up by one on at least
 	// half of them and by one or back down (wrapping) on at least 90 %,
-	// and wrapped at least once. (A wider value that climbs by one a
+	// and wrapped at least once; not a multiplexer, whose cycling through
+	// its pages is the same steps. (A wider value that climbs by one a
 	// frame is as likely a ramp: only its name can say.)
 	HousekeepingBehaviour = "behaviour"
 )
@@ -257,7 +258,7 @@ func housekeepingOf(sig *dbc.Signal, st rawSteps) string {
 			return HousekeepingName
 		}
 	}
-	if sig.Type == dbc.Integer && !sig.Signed && sig.Length >= 2 && sig.Length <= 8 && st.pairs >= 16 &&
+	if sig.Type == dbc.Integer && !sig.Signed && !sig.Multiplexer && sig.Length >= 2 && sig.Length <= 8 && st.pairs >= 16 &&
 		st.wraps > 0 && 2*st.ups >= st.pairs && 10*(st.ups+st.wraps) >= 9*st.pairs {
 		return HousekeepingBehaviour
 	}

@@ -244,6 +244,7 @@ func TestHousekeeping(t *testing.T) {
 		{"a ramp in 8 bits that never wraps", sig("W", 8, false), steps(ramp...), ""},
 		{"a toggle bit", sig("T", 1, false), steps(flip...), ""},
 		{"signed", sig("S", 4, true), steps(roll...), ""},
+		{"a multiplexer cycling its pages", &dbc.Signal{Name: "Group", Length: 4, Factor: 1, Multiplexer: true}, steps(roll...), ""},
 		{"too few", sig("F", 4, false), steps(roll[:10]...), ""},
 		{"speed", sig("SPEED", 16, false), steps(still...), ""},
 	} {
