@@ -60,6 +60,9 @@ func (s *spread) freeze(res float64) {
 }
 
 func (s *spread) add(v float64) {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return // a float signal's NaN or infinity has no place in a range
+	}
 	if s.n == 0 {
 		s.lo, s.hi, s.stride = v, v, 1
 	}
@@ -152,7 +155,7 @@ func rangeOfSignal(sig *dbc.Signal, s *spread) (rng float64, from, rejected stri
 		return s.observed(res), "observed", RangeBeyondBits
 	}
 	if s.n > 0 {
-		if obs := s.observed(res); sig.Max-sig.Min > tooWide*obs && obs >= movedRes*res {
+		if obs := s.observed(res); obs > 0 && sig.Max-sig.Min > tooWide*obs && obs >= movedRes*res {
 			return obs, "observed", RangeTooWide
 		}
 	}

@@ -159,6 +159,13 @@ func TestSpread(t *testing.T) {
 	if got := none.observed(0.1); got != 0.1 {
 		t.Errorf("range of nothing observed: %g, want the resolution 0.1", got)
 	}
+	var odd spread
+	for _, v := range []float64{1, math.NaN(), 3, math.Inf(1), 2} {
+		odd.add(v)
+	}
+	if odd.n != 3 || odd.lo != 1 || odd.hi != 3 {
+		t.Errorf("NaN and infinity observed: %d values, %g…%g; want 3, 1…3", odd.n, odd.lo, odd.hi)
+	}
 }
 
 // TestRangeOfSignal: the DBC's range unless it is beyond the signal's
@@ -192,6 +199,7 @@ func TestRangeOfSignal(t *testing.T) {
 		{"quiet: noise of a step", dbc.Signal{Length: 16, Factor: 0.01, Min: 0, Max: 250}, obs(0, 0.01), 250, "dbc", ""},
 		{"too wide, moved 10 steps", dbc.Signal{Length: 32, Factor: 0.1, Min: -1e6, Max: 1e6}, obs(0, 1.1/0.98), 1.1, "observed", RangeTooWide},
 		{"float, none", dbc.Signal{Type: dbc.Float32, Length: 32, Factor: 1}, obs(1, 2), 0.98, "observed", ""},
+		{"float, constant", dbc.Signal{Type: dbc.Float32, Length: 32, Factor: 1, Min: -1e6, Max: 1e6}, obs(3, 3), 2e6, "dbc", ""},
 	} {
 		rng, from, rej := rangeOfSignal(&c.sig, c.s)
 		if math.Abs(rng-c.want) > 1e-9 || from != c.from || rej != c.rejected {
