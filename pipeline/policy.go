@@ -60,7 +60,7 @@ func (p *PolicyFile) index() {
 	p.byName = map[string][]int{}
 	for i := range p.rules {
 		r := &p.rules[i]
-		literal := len(r.match) > 0 && len(r.unit) == 0 && r.hasValues == nil
+		literal := len(r.match) > 0 && len(r.unit) == 0 && r.hasValues == nil && r.housekeeping == nil
 		for _, g := range r.match {
 			literal = literal && !strings.ContainsAny(g, `*?[\`)
 		}
@@ -171,6 +171,9 @@ type rule struct {
 	match     []string // globs on the signal name or message.signal
 	unit      []string // globs on the unit
 	hasValues *bool
+	// housekeeping selects by what the signal's name says it is
+	// (HousekeepingName): a checksum or a counter, in any case.
+	housekeeping *bool
 	settings
 }
 
@@ -182,6 +185,9 @@ func (r *rule) matches(s *dbc.Signal) bool {
 		return false
 	}
 	if r.hasValues != nil && *r.hasValues != (len(s.Values) > 0) {
+		return false
+	}
+	if r.housekeeping != nil && *r.housekeeping != (HousekeepingName(s.Name) != "") {
 		return false
 	}
 	return true

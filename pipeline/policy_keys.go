@@ -239,6 +239,11 @@ var selectorKeys = [...]selectorKey{
 		r.hasValues = &b
 		return err
 	}, doc: "`true`: signals with a value table (states, gears, modes); `false`: signals without."},
+	{name: "housekeeping", parse: func(pp *policyParser, v *yaml.Node, key string, r *rule) error {
+		b, err := pp.boolean(v, key)
+		r.housekeeping = &b
+		return err
+	}, doc: "`true`: checksums, CRCs and rolling or alive counters, by a word of the signal's name in any case (`CHECKSUM`, `Checksum`, `CRC8_STAT1`, `MOT_StatusCounter`, `ALIVE`, `RC`; not `SOURCE`, `ARC_ANGLE` or `ErrCount`: see docs/tuning.md); `false`: the others. Unlike a `match` glob, which keeps its case."},
 }
 
 // globsKey is a selector of one glob or a list, added to *f(r).

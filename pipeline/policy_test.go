@@ -87,6 +87,27 @@ func TestDefaultPolicy(t *testing.T) {
 	if got, want := p.Resolve(counter), (Policy{Publish: true, MaxRate: 1, StaleAfter: 30 * time.Millisecond}); got != want {
 		t.Errorf("default policy of an alive counter = %+v, want %+v", got, want)
 	}
+	// Named in any case, as real DBCs do; a glob of one's own keeps its case.
+	for _, name := range []string{"COUNTER", "CHECKSUM", "Crc", "ALIVE", "MSG_RC", "CRC8_STAT1"} {
+		hk := &dbc.Signal{Name: name, Message: &dbc.Message{Name: "M", CycleTime: 10 * time.Millisecond}}
+		if got := p.Resolve(hk); got.MaxRate != 1 {
+			t.Errorf("default policy of %s = %+v, want a 1 Hz cap", name, got)
+		}
+	}
+	for _, name := range []string{"SOURCE", "ARC_ANGLE", "ErrCount"} {
+		other := &dbc.Signal{Name: name, Message: &dbc.Message{Name: "M", CycleTime: 10 * time.Millisecond}}
+		if got := p.Resolve(other); got.MaxRate != 20 {
+			t.Errorf("default policy of %s = %+v, want the 20 Hz cap", name, got)
+		}
+	}
+	glob, err := ParsePolicy("g.yaml", []byte("rules:\n  - match: \"*Counter\"\n    max_rate: 1\n  - housekeeping: false\n    on_change: true\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upper := &dbc.Signal{Name: "COUNTER", Message: &dbc.Message{Name: "M"}}
+	if got := glob.Resolve(upper); got.MaxRate != 0 || got.OnChange {
+		t.Errorf("a *Counter glob and housekeeping: false resolve COUNTER to %+v, want neither", got)
+	}
 	// The text handed out is the policy in force.
 	again, err := ParsePolicy("copy.yaml", DefaultPolicyYAML())
 	if err != nil {

@@ -60,6 +60,7 @@ func runTune(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	warnRanges(e, db, dbcName)
 	var pol *pipeline.PolicyFile
 	if *f.policy != "" {
 		if pol, err = pipeline.LoadPolicyContext(ctx, *f.policy); err != nil {
@@ -167,4 +168,16 @@ func writeTuneChart(e env, c chart.Drawer, width, height vg.Length, name string,
 	}
 	fmt.Fprintf(e.stderr, "wrote %s\n", name)
 	return nil
+}
+
+// warnRanges warns when every range db states is beyond what its
+// signal's bits carry: the DBC most likely gives each signal's raw full
+// scale as its physical range. A warning, not an error: the DBC decodes
+// correctly, and the tuner normalises by the observed ranges instead
+// (range_from in --json), so the report and the plan are sound; a
+// person should still know the ranges are not the DBC's.
+func warnRanges(e env, db *dbc.Database, name string) {
+	if n, of := tune.ImplausibleRanges(db); n > 0 && n == of {
+		fmt.Fprintf(e.stderr, "tune: warning: %s: every range it states (%d signals) is beyond what the signal's bits carry, most likely the raw full scale: errors are normalised by the observed ranges (range_from in --json)\n", name, of)
+	}
 }

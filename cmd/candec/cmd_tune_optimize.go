@@ -42,7 +42,7 @@ func (l *listFlag) Set(v string) error {
 
 func (o *optimizeOpts) optimizeFlags(fs *flag.FlagSet) {
 	o.write = fs.String("write-policy", "", "choose per signal the policy that fits --budget on the worst capture with the least error, and write it to `OUT.yaml`; a capture given as CAPTURE=DBC[,DBC] is decoded with its own DBC files, which must agree with the others'")
-	fs.Var(&o.keep, "keep", "with --write-policy: keep the policy of the signals matching `GLOB[,GLOB]` as --policy has it (repeatable)")
+	fs.Var(&o.keep, "keep", "with --write-policy: keep the policy of the signals matching `GLOB[,GLOB]` as --policy has it (repeatable); brings back a housekeeping signal (checksum, counter), which is otherwise not published")
 	fs.Var(&o.minRate, "min-rate", "with --write-policy: publish the signals matching GLOB at least `[GLOB=]HZ` times a second (no GLOB: all; repeatable)")
 	fs.Var(&o.maxLag, "max-lag", "with --write-policy: publish a change of the signals matching GLOB within `[GLOB=]DURATION` (no GLOB: all; repeatable)")
 	o.transitions = fs.String("transitions", "enums", "with --write-policy: the signals that must lose no transition: enums (those with a value table), none, or `GLOB[,GLOB]`")

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/yukart/candec/internal/realdata"
 )
 
 const (
@@ -198,4 +200,42 @@ func benchRun(b *testing.B, args ...string) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkTuneWritePolicyRAV4 and BenchmarkDecodePolicyRAV4: the same
+// pair on a real drive, the powertrain bus of the shared RAV4 log with
+// its DBC (skipped without the shared data). docs/tuning.md gives the
+// figures.
+func BenchmarkTuneWritePolicyRAV4(b *testing.B) {
+	dbcFile, capt := rav4Bench(b)
+	out := filepath.Join(b.TempDir(), "opt.yaml")
+	benchRun(b, "tune", "--dbc", dbcFile, "--topic-template", "car/{message}/{signal}", "--budget", "3000", "--write-policy", out, capt)
+}
+
+func BenchmarkDecodePolicyRAV4(b *testing.B) {
+	dbcFile, capt := rav4Bench(b)
+	out := filepath.Join(b.TempDir(), "out.txt")
+	benchRun(b, "decode", "--dbc", dbcFile, "--topic-template", "car/{message}/{signal}", "--policy", "default", "-o", out, capt)
+}
+
+// rav4Bench is the Toyota powertrain DBC and the can0 frames of the
+// shared RAV4 log, written to a temporary file.
+func rav4Bench(b *testing.B) (dbcFile, capt string) {
+	b.Helper()
+	dir := realdata.Dir(b)
+	data, err := os.ReadFile(filepath.Join(dir, "logs", "rav4_2017_highway_1min.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var keep strings.Builder
+	for _, l := range strings.SplitAfter(string(data), "\n") {
+		if strings.Contains(l, " can0 ") {
+			keep.WriteString(l)
+		}
+	}
+	capt = filepath.Join(b.TempDir(), "rav4-can0.log")
+	if err := os.WriteFile(capt, []byte(keep.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return filepath.Join(dir, "dbc", "toyota_new_mc_pt_generated.dbc"), capt
 }

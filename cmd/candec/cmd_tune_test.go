@@ -5,6 +5,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -181,5 +183,51 @@ func TestTuneSVG(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(policy); string(b) != "defaults:\n  max_rate: 20\n" {
 		t.Errorf("the policy was overwritten: %q", b)
+	}
+}
+
+// TestTuneImplausibleRanges: a DBC whose every stated range is beyond
+// what its signals' bits carry (the raw full scale) is named in a
+// warning, and the report normalises by the observed ranges; a DBC with
+// one plausible range gets no warning.
+func TestTuneImplausibleRanges(t *testing.T) {
+	dir := t.TempDir()
+	const head = "VERSION \"\"\nBO_ 256 M: 8 E\n SG_ A : 0|16@1- (0.01,0) [0|65535] \"\" E\n"
+	raw := writeFile(t, dir, "raw.dbc", head+" SG_ B : 16|2@1+ (1,0) [0|255] \"\" E\n")
+	fine := writeFile(t, dir, "fine.dbc", head+" SG_ B : 16|2@1+ (1,0) [0|3] \"\" E\n")
+	var b strings.Builder
+	for i := range 200 {
+		fmt.Fprintf(&b, "(%d.%06d) can0 100#%02X%02X%02X\n", 1000+i/100, (i%100)*10000, (i*37)&0xff, 0, i%4)
+	}
+	capt := writeFile(t, dir, "c.log", b.String())
+	for _, tt := range []struct {
+		dbc  string
+		warn bool
+	}{{raw, true}, {fine, false}} {
+		var out, errOut bytes.Buffer
+		if err := run(context.Background(), env{nil, &out, &errOut}, []string{"tune", "--dbc", tt.dbc, "--json", capt}); err != nil {
+			t.Fatalf("%s: %v", tt.dbc, err)
+		}
+		want := "tune: warning: " + tt.dbc + ": every range it states (2 signals) is beyond what the signal's bits carry"
+		if got := strings.Contains(errOut.String(), want); got != tt.warn {
+			t.Errorf("%s: warning %v, want %v:\n%s", tt.dbc, got, tt.warn, errOut.String())
+		}
+		var rep struct {
+			Signals []struct {
+				Name     string `json:"signal"`
+				Fidelity struct {
+					From     string `json:"range_from"`
+					Rejected string `json:"dbc_range_rejected"`
+				} `json:"fidelity"`
+			} `json:"signals"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range rep.Signals {
+			if s.Name == "M.A" && (s.Fidelity.From != "observed" || s.Fidelity.Rejected != "beyond_bits") {
+				t.Errorf("%s: M.A's range from %q (%q), want observed (beyond_bits)", tt.dbc, s.Fidelity.From, s.Fidelity.Rejected)
+			}
+		}
 	}
 }

@@ -115,7 +115,7 @@ func runPasses(ctx context.Context, recs []*Recording, pols []*pipeline.PolicyFi
 func runPass(recs []*Recording, cfg Config) (pass, error) {
 	var p pass
 	for _, r := range recs {
-		c, err := count(r.source(), cfg)
+		c, err := count(r.source(), cfg, r.obs)
 		if err != nil {
 			return p, fmt.Errorf("%w (%s)", err, r.Name)
 		}
@@ -127,7 +127,8 @@ func runPass(recs []*Recording, cfg Config) (pass, error) {
 		fid := make([]Fidelity, len(cfg.DB.Signals))
 		for _, s := range cfg.DB.Signals {
 			env[s.Index] = float64(c.tr.envelopes[s.Index]) / secs
-			fid[s.Index] = c.tr.fid[s.Index].result(s, secs)
+			fid[s.Index] = c.tr.fid[s.Index].result(s, secs, &r.obs[s.Index])
+			c.tr.fid[s.Index].release()
 		}
 		p.envPerS = append(p.envPerS, env)
 		p.fid = append(p.fid, fid)
@@ -135,22 +136,28 @@ func runPass(recs []*Recording, cfg Config) (pass, error) {
 	return p, nil
 }
 
-// rangeOf is the range sig's deadbands are fractions of: the DBC's, or
-// the widest observed in the recordings.
+// rangeOf is the range sig's deadbands are fractions of, judged on all
+// the recordings' values as a report judges it on one capture's
+// (rangeOfSignal).
 func rangeOf(sig *dbc.Signal, recs []*Recording) float64 {
-	if sig.Min < sig.Max {
-		return sig.Max - sig.Min
+	if len(recs) == 1 {
+		rng, _, _ := rangeOfSignal(sig, &recs[0].obs[sig.Index])
+		return rng
 	}
-	lo, hi, any := 0.0, 0.0, false
+	var all spread
 	for _, r := range recs {
-		k := sig.Index
-		if !r.seen[k] {
-			continue
-		}
-		if !any {
-			lo, hi, any = r.lo[k], r.hi[k], true
-		}
-		lo, hi = min(lo, r.lo[k]), max(hi, r.hi[k])
+		all.merge(&r.obs[sig.Index])
 	}
-	return hi - lo
+	rng, _, _ := rangeOfSignal(sig, &all)
+	return rng
+}
+
+// housekeepingIn is what housekeepingOf says of sig on all the
+// recordings' values.
+func housekeepingIn(sig *dbc.Signal, recs []*Recording) string {
+	var st rawSteps
+	for _, r := range recs {
+		st.merge(r.steps[sig.Index])
+	}
+	return housekeepingOf(sig, st)
 }

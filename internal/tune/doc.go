@@ -20,13 +20,25 @@
 // subscriber sees: the last published value, held until the next).
 // Per signal (Fidelity): the time-weighted RMS and the largest error
 // held, in the unit, as a fraction of the range (the DBC's, or the
-// observed one) and in resolutions (the factor); for each change that
+// robust observed one where the DBC gives none or an implausible one)
+// and in resolutions (the factor); for each change that
 // leaves the subscriber's view by more than the deadband, the time until
 // an envelope at least as new was published (p50, p99, max; a change
 // undone before it was published waits for nothing); for states
 // (IsState), the transitions into a value no envelope carried; and the
 // heartbeats and stale marks, counted apart. Report.TotalError sums the
 // RMS errors as fractions of the range: one number to make small.
+//
+// # Judgement
+//
+// Values are compared at the signal's resolution (half its factor; a
+// millionth of a float's value), in the error and the transitions
+// alike. Checksums and rolling counters (housekeeping: by a word of the
+// name in any case, or by a counter's steps) are reported but in no
+// total, and the optimizer does not publish them unless kept. A DBC
+// range beyond what the signal's bits carry, or 1000 times what a
+// signal that moved showed, gives way to the robust observed range. See
+// "How a signal is judged" in docs/tuning.md.
 //
 // # The chart
 //

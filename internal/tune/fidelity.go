@@ -2,6 +2,7 @@ package tune
 
 import (
 	"math"
+	"sync"
 	"time"
 
 	"github.com/yukart/candec/dbc"
@@ -20,13 +21,16 @@ type Fidelity struct {
 	RMS float64 `json:"rms_error"`
 	Max float64 `json:"max_abs_error"`
 	// Range is what the errors are normalised by: the DBC's range, or
-	// the observed one where the DBC gives none (RangeFrom says which);
-	// RMSRange and MaxRange are RMS and Max as a fraction of it (0 when
-	// the range is 0).
-	Range     float64 `json:"range"`
-	RangeFrom string  `json:"range_from"`
-	RMSRange  float64 `json:"rms_error_of_range"`
-	MaxRange  float64 `json:"max_abs_error_of_range"`
+	// the robust observed one where the DBC gives none or an implausible
+	// one (RangeFrom says which, "dbc" or "observed", and
+	// DBCRangeRejected why the DBC's was not used: RangeBeyondBits or
+	// RangeTooWide); RMSRange and MaxRange are RMS and Max as a fraction
+	// of it (0 when the range is 0).
+	Range            float64 `json:"range"`
+	RangeFrom        string  `json:"range_from"`
+	DBCRangeRejected string  `json:"dbc_range_rejected,omitempty"`
+	RMSRange         float64 `json:"rms_error_of_range"`
+	MaxRange         float64 `json:"max_abs_error_of_range"`
 	// RMSRes and MaxRes are RMS and Max in units of the signal's
 	// resolution (its factor).
 	RMSRes float64 `json:"rms_error_resolutions"`
@@ -72,7 +76,7 @@ type sigFid struct {
 	span              float64 // ns of error accounted for
 	sumSq             float64
 	maxAbs            float64
-	lo, hi            float64 // observed range of truth
+	tol               float64 // two values within it are the same (tolOf)
 	runSeen           bool    // an envelope carried the current truth
 	transitions       uint64
 	missed            uint64
@@ -91,7 +95,7 @@ func (f *sigFid) advance(t int64) {
 		return
 	}
 	if f.hasTruth && f.hasSeen {
-		e := errOf(f.truth, f.seen)
+		e := diffWithin(f.truth, f.seen, f.tol)
 		f.sumSq += e * e * float64(t-f.last)
 		f.span += float64(t - f.last)
 		f.maxAbs = max(f.maxAbs, e)
@@ -107,27 +111,20 @@ func (f *sigFid) restart(t int64) {
 	f.pend = f.pend[:0]
 }
 
-// errOf is |truth-seen|, with what publishing does to a value's last
-// digits (rounded to the factor's decimals, a float32 published as its
-// shortest decimal: less than a millionth of it) not counted.
-func errOf(truth, seen float64) float64 {
-	e := math.Abs(truth - seen)
-	if e <= 1e-6*math.Abs(truth) {
-		return 0
-	}
-	return e
-}
-
 // setTruth records decoded value v, of frame timestamp ts, at t; thr is
-// the deadband a change must pass to be owed a publish.
+// the deadband a change must pass to be owed a publish. Values are
+// compared within the signal's tolerance (diffWithin), as the error is:
+// what publishing does to a value's last digits (rounded to the factor's
+// decimals, a float32 published as its shortest decimal) is neither an
+// error nor a transition.
 func (f *sigFid) setTruth(v float64, t, ts int64, thr float64) {
 	f.advance(t)
 	if !f.hasTruth {
-		f.hasTruth, f.truth, f.lo, f.hi = true, v, v, v
+		f.hasTruth, f.truth = true, v
 		f.last = max(f.last, t)
 		return
 	}
-	changed := v != f.truth
+	changed := diffWithin(v, f.truth, f.tol) != 0
 	if changed {
 		f.transitions++
 		if !f.runSeen {
@@ -136,10 +133,9 @@ func (f *sigFid) setTruth(v float64, t, ts int64, thr float64) {
 		f.runSeen = false
 	}
 	f.truth = v
-	f.lo, f.hi = min(f.lo, v), max(f.hi, v)
 	switch {
 	case !f.hasSeen:
-	case errOf(v, f.seen) <= thr:
+	case diffWithin(v, f.seen, f.tol) <= thr:
 		f.pend = f.pend[:0] // nothing is owed: the view is within the deadband
 	case changed:
 		f.pend = append(f.pend, pending{at: t, ts: ts})
@@ -153,7 +149,7 @@ func (f *sigFid) published(v float64, t, ts int64, kind pipeline.OutKind) {
 		f.hasSeen, f.start = true, t
 	}
 	f.seen = v
-	if f.hasTruth && v == f.truth {
+	if f.hasTruth && diffWithin(f.truth, v, f.tol) == 0 {
 		f.runSeen = true
 	}
 	switch kind {
@@ -170,16 +166,30 @@ func (f *sigFid) published(v float64, t, ts int64, kind pipeline.OutKind) {
 			continue
 		}
 		if f.lags == nil {
-			f.lags = new(latency.Histogram)
+			f.lags = histograms.Get().(*latency.Histogram)
 		}
 		f.lags.Record(t - p.at)
 	}
 	f.pend = f.pend[:n]
 }
 
+// histograms are the change lags' histograms (35 KB each) of the
+// accounts released: the optimizer's passes reuse them.
+var histograms = sync.Pool{New: func() any { return new(latency.Histogram) }}
+
+// release gives the account's histogram back, once its result is
+// taken.
+func (f *sigFid) release() {
+	if f.lags != nil {
+		f.lags.Reset()
+		histograms.Put(f.lags)
+		f.lags = nil
+	}
+}
+
 // result is the account as a Fidelity of sig, over its time to end,
-// with rates per secs.
-func (f *sigFid) result(sig *dbc.Signal, secs float64) Fidelity {
+// with rates per secs; obs is what was observed of sig, for its range.
+func (f *sigFid) result(sig *dbc.Signal, secs float64, obs *spread) Fidelity {
 	r := Fidelity{Max: f.maxAbs, State: IsState(sig), Enum: len(sig.Values) > 0, Transitions: f.transitions, Missed: f.missed}
 	if !r.State {
 		r.Transitions, r.Missed = 0, 0
@@ -187,10 +197,7 @@ func (f *sigFid) result(sig *dbc.Signal, secs float64) Fidelity {
 	if f.span > 0 {
 		r.RMS = math.Sqrt(f.sumSq / f.span)
 	}
-	r.Range, r.RangeFrom = sig.Max-sig.Min, "dbc"
-	if !(sig.Min < sig.Max) {
-		r.Range, r.RangeFrom = f.hi-f.lo, "observed"
-	}
+	r.Range, r.RangeFrom, r.DBCRangeRejected = rangeOfSignal(sig, obs)
 	if r.Range > 0 {
 		r.RMSRange, r.MaxRange = r.RMS/r.Range, r.Max/r.Range
 	}
@@ -209,5 +216,5 @@ func (f *sigFid) result(sig *dbc.Signal, secs float64) Fidelity {
 }
 
 // truthOf is a decoded value: its physical value, which the published
-// one equals but for the last digits (see errOf).
+// one equals but for the last digits (see diffWithin).
 func truthOf(v *decoder.Value) float64 { return v.Phys }

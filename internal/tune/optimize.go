@@ -71,7 +71,16 @@ type Choice struct {
 	// policy (deliveries on the worst capture).
 	BaseDeliveries float64 `json:"base_deliveries_per_s"`
 	BaseError      float64 `json:"base_error"`
-	cand           int
+	// Housekeeping says the signal is a checksum or a rolling counter
+	// (Signal.Housekeeping): not in the totals, and not published
+	// unless kept.
+	Housekeeping string `json:"housekeeping,omitempty"`
+	// Range, RangeFrom and DBCRangeRejected are what its error is a
+	// fraction of, on the first capture (see Fidelity).
+	Range            float64 `json:"range"`
+	RangeFrom        string  `json:"range_from"`
+	DBCRangeRejected string  `json:"dbc_range_rejected,omitempty"`
+	cand             int
 }
 
 // Point is a policy's cost and error: the deliveries per second of the
@@ -93,6 +102,9 @@ type Plan struct {
 	Worst      float64   `json:"worst_deliveries_per_s"`
 	TotalError float64   `json:"total_error"`
 	MissedEnum uint64    `json:"missed_enum_transitions"`
+	// Deliveries, Worst, TotalError and MissedEnum, and each choice's
+	// figures, are those of the policy file written (PolicyYAML), run
+	// again over every recording once chosen.
 	// Met is false when even the least-cost policy exceeds the budget:
 	// the plan is then that policy.
 	Met     bool     `json:"budget_met"`
@@ -114,6 +126,8 @@ type table struct {
 	pins   [][]string
 	errs   [][]float64 // by signal, candidate: the mean error
 	nrec   int
+	hk     []string // by signal: housekeeping (housekeepingIn)
+	off    int      // the candidate that does not publish
 }
 
 // Optimize chooses per signal the candidate policy that makes the
@@ -135,6 +149,9 @@ func Optimize(ctx context.Context, recs []*Recording, cfg OptimizeConfig) (*Plan
 	plan.Met = met
 	tb.allocate(cfg, math.Inf(1), &plan.Curve)
 	tb.fill(plan, sel, cfg)
+	if err := tb.replay(recs, plan, cfg); err != nil {
+		return nil, err
+	}
 	for _, c := range uniformCaps() {
 		plan.Uniform = append(plan.Uniform, tb.point(fmt.Sprintf("cap %g Hz", ladder[c-1].cap), uniformSel(len(sel), c), cfg))
 	}

@@ -18,15 +18,17 @@ var ErrNoSignal = errors.New("tune: capture holds no decodable signal")
 
 // Recording is a capture read once into memory, to be run through the
 // pipeline once per candidate policy without reading or parsing it
-// again: some 24 bytes a frame plus its payload. It also keeps the
-// observed range of every signal.
+// again: some 24 bytes a frame plus its payload. It also keeps what was
+// observed of every signal: its values' spread and how its raw value
+// steps (for its range and whether it is housekeeping).
 type Recording struct {
 	// Name names the capture in messages and the report.
 	Name   string
 	frames []stored
 	data   []byte
-	lo, hi []float64
-	seen   []bool
+	obs    []spread
+	steps  []rawSteps
+	last   []uint64
 }
 
 // stored is a frame without its payload, which is at data[off:off+Len].
@@ -44,7 +46,7 @@ type stored struct {
 // ErrNoSignal.
 func Record(ctx context.Context, name string, src capture.Source, db *dbc.Database) (*Recording, error) {
 	n := len(db.Signals)
-	r := &Recording{Name: name, lo: make([]float64, n), hi: make([]float64, n), seen: make([]bool, n)}
+	r := &Recording{Name: name, obs: make([]spread, n), steps: make([]rawSteps, n), last: make([]uint64, n)}
 	dec := decoder.New(db)
 	vals := make([]decoder.Value, 0, dec.MaxSignals())
 	var f frame.Frame
@@ -68,7 +70,7 @@ func Record(ctx context.Context, name string, src capture.Source, db *dbc.Databa
 		_, vals = dec.Decode(&f, vals[:0])
 		for i := range vals {
 			if vals[i].Flags&decoder.Truncated == 0 {
-				r.observe(vals[i].Signal.Index, truthOf(&vals[i]))
+				r.observe(&vals[i])
 				values++
 			}
 		}
@@ -76,15 +78,21 @@ func Record(ctx context.Context, name string, src capture.Source, db *dbc.Databa
 	if values == 0 {
 		return nil, fmt.Errorf("%w: %s (%d frames)", ErrNoSignal, name, len(r.frames))
 	}
+	for _, s := range db.Signals {
+		r.obs[s.Index].freeze(resolution(s))
+	}
 	return r, nil
 }
 
-func (r *Recording) observe(k int, v float64) {
-	if !r.seen[k] {
-		r.seen[k], r.lo[k], r.hi[k] = true, v, v
-		return
+// observe adds decoded value v to its signal's observations, as the
+// tracker does in a run (tracker.Next, sigFid.setTruth).
+func (r *Recording) observe(v *decoder.Value) {
+	k := v.Signal.Index
+	if r.obs[k].n > 0 {
+		r.steps[k].add(r.last[k], v.Raw)
 	}
-	r.lo[k], r.hi[k] = min(r.lo[k], v), max(r.hi[k], v)
+	r.last[k] = v.Raw
+	r.obs[k].add(truthOf(v))
 }
 
 // Frames returns how many frames the recording holds.

@@ -34,8 +34,12 @@ func (r *Report) WriteText(w io.Writer, top int) error {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintf(w, "fidelity: total error %.4g (sum of RMS error / range), %s state transitions missed (%s of value-table signals)\n",
+	fmt.Fprintf(w, "fidelity: total error %.4g (sum of RMS error / range), %s state transitions missed (%s of value-table signals)",
 		r.TotalError, numfmt.Thousands(float64(r.Missed)), numfmt.Thousands(float64(r.MissedEnum)))
+	if n := r.housekeeping(); n > 0 {
+		fmt.Fprintf(w, "; %d housekeeping signals (checksums, counters) not counted", n)
+	}
+	fmt.Fprintln(w)
 	n := len(r.Signals)
 	if top > 0 && top < n {
 		n = top
@@ -49,9 +53,28 @@ func (r *Report) WriteText(w io.Writer, top int) error {
 		f := &s.Fidelity
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f %%\t%s\t%s\t%.3g\t%s\t%s\t%.1f\t%.1f\t%s\t\n",
 			s.Name, s.FramesPerS, s.ChangesPerS, s.EnvelopesPerS, s.Share,
-			pct(f.RMSRange), pct(f.MaxRange), f.RMSRes, lags(f), missed(f), f.HeartbeatsPerS, f.StalePerS, s.Policy)
+			pct(f.RMSRange), pct(f.MaxRange), f.RMSRes, lags(f), missed(f), f.HeartbeatsPerS, f.StalePerS, policyText(&s))
 	}
 	return tw.Flush()
+}
+
+// housekeeping counts the published housekeeping signals.
+func (r *Report) housekeeping() int {
+	n := 0
+	for i := range r.Signals {
+		if r.Signals[i].Housekeeping != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// policyText is a signal's policy, and whether it is housekeeping.
+func policyText(s *Signal) string {
+	if s.Housekeeping != "" {
+		return s.Policy + " (housekeeping, by " + s.Housekeeping + ")"
+	}
+	return s.Policy
 }
 
 // pct is a fraction of a range in percent.

@@ -34,8 +34,14 @@ type tracker struct {
 	applied uint64 // the engine's frames decoded or not, before vals' frame
 
 	seen, changes, last []uint64
-	envelopes           []uint64
-	windows             uint64
+	steps               []rawSteps
+	// obs are every signal's decoded values, as a Recording observes
+	// them (Recording.observe); borrowed from the recording a run
+	// replays, which observed them already.
+	obs       []spread
+	observes  bool
+	envelopes []uint64
+	windows   uint64
 	// now and jumps are the engine's clock and discontinuities when
 	// last looked at.
 	now, jumps uint64
@@ -55,14 +61,20 @@ type tracker struct {
 	bad      error
 }
 
-func newTracker(src pipeline.Source, dec *decoder.Decoder, n int) *tracker {
+func newTracker(src pipeline.Source, dec *decoder.Decoder, n int, obs []spread) *tracker {
+	observes := obs == nil
+	if observes {
+		obs = make([]spread, n)
+	}
 	return &tracker{
+		obs: obs, observes: observes,
 		src: src, dec: dec,
 		vals:      make([]decoder.Value, 0, dec.MaxSignals()),
 		done:      make([]bool, 0, dec.MaxSignals()),
 		seen:      make([]uint64, n),
 		changes:   make([]uint64, n),
 		last:      make([]uint64, n),
+		steps:     make([]rawSteps, n),
 		envelopes: make([]uint64, n),
 		fid:       make([]sigFid, n),
 		pols:      make([]pipeline.Policy, n),
@@ -74,6 +86,7 @@ func (t *tracker) start(eng *pipeline.Engine, db *dbc.Database) {
 	t.eng = eng
 	for _, s := range db.Signals {
 		t.pols[s.Index] = eng.Policy(s)
+		t.fid[s.Index].tol = tolOf(s)
 	}
 }
 
@@ -99,8 +112,14 @@ func (t *tracker) Next(f *frame.Frame) error {
 			continue
 		}
 		k := v.Signal.Index
-		if t.seen[k] > 0 && v.Raw != t.last[k] {
-			t.changes[k]++
+		if t.seen[k] > 0 {
+			if v.Raw != t.last[k] {
+				t.changes[k]++
+			}
+			t.steps[k].add(t.last[k], v.Raw)
+		}
+		if t.observes {
+			t.obs[k].add(truthOf(v))
 		}
 		t.seen[k]++
 		t.last[k] = v.Raw

@@ -70,6 +70,10 @@ type Signal struct {
 	Share float64 `json:"share_pct"`
 	// Policy summarises the signal's resolved policy.
 	Policy string `json:"policy"`
+	// Housekeeping says the signal is a checksum or a rolling counter,
+	// and how that was told (HousekeepingName, HousekeepingBehaviour):
+	// its figures are reported but not in the totals.
+	Housekeeping string `json:"housekeeping,omitempty"`
 	// Fidelity is how far what a subscriber sees is from the bus.
 	Fidelity Fidelity `json:"fidelity"`
 }
@@ -113,7 +117,8 @@ type Report struct {
 	// time-weighted RMS error as a fraction of their range
 	// (Fidelity.RMSRange): the figure the optimizer makes small.
 	// Missed counts the transitions of states no envelope carried, and
-	// MissedEnum those of value-table signals among them.
+	// MissedEnum those of value-table signals among them. Housekeeping
+	// signals (Signal.Housekeeping) are left out of all three.
 	TotalError float64 `json:"total_error"`
 	Missed     uint64  `json:"missed_transitions"`
 	MissedEnum uint64  `json:"missed_enum_transitions"`
@@ -128,22 +133,24 @@ type Report struct {
 // Analyze runs every frame of src through the pipeline engine, as
 // decode --policy does (pipeline.RunOffline), and returns the costs.
 func Analyze(src capture.Source, cfg Config) (*Report, error) {
-	return analyze(src, cfg)
+	return analyze(src, cfg, nil)
 }
 
 // AnalyzeRecording is Analyze of a capture held in memory.
 func AnalyzeRecording(r *Recording, cfg Config) (*Report, error) {
-	return analyze(r.source(), cfg)
+	return analyze(r.source(), cfg, r.obs)
 }
 
-func analyze(src pipeline.Source, cfg Config) (*Report, error) {
+// analyze is Analyze of src; obs, if not nil, is what was observed of
+// every signal of src (a Recording's), else the run observes it.
+func analyze(src pipeline.Source, cfg Config, obs []spread) (*Report, error) {
 	if cfg.Subscribers < 0 {
 		return nil, fmt.Errorf("%w: subscribers must be 0 (the default, %d) or more, got %d", ErrConfig, DefaultSubscribers, cfg.Subscribers)
 	}
 	if cfg.Subscribers == 0 {
 		cfg.Subscribers = DefaultSubscribers
 	}
-	c, err := count(src, cfg)
+	c, err := count(src, cfg, obs)
 	if err != nil {
 		return nil, err
 	}
@@ -186,13 +193,16 @@ func analyze(src pipeline.Source, cfg Config) (*Report, error) {
 		rep.WindowDeliveriesPerS = rep.WindowsPerS * float64(cfg.Subscribers)
 	}
 	for i := range rep.Signals {
+		if total > 0 {
+			rep.Signals[i].Share = rep.Signals[i].EnvelopesPerS / rep.EnvelopesPerS * 100
+		}
+		if rep.Signals[i].Housekeeping != "" {
+			continue
+		}
 		rep.TotalError += rep.Signals[i].Fidelity.RMSRange
 		rep.Missed += rep.Signals[i].Fidelity.Missed
 		if rep.Signals[i].Fidelity.Enum {
 			rep.MissedEnum += rep.Signals[i].Fidelity.Missed
-		}
-		if total > 0 {
-			rep.Signals[i].Share = rep.Signals[i].EnvelopesPerS / rep.EnvelopesPerS * 100
 		}
 	}
 	sort.SliceStable(rep.Signals, func(i, j int) bool { return rep.Signals[i].EnvelopesPerS > rep.Signals[j].EnvelopesPerS })
@@ -211,12 +221,12 @@ type counts struct {
 // count runs src through a pipeline under cfg's policy (the default
 // without one), counting what each signal is sent and published, and
 // how far what it publishes is from what it is sent.
-func count(src pipeline.Source, cfg Config) (*counts, error) {
+func count(src pipeline.Source, cfg Config, obs []spread) (*counts, error) {
 	pol := cfg.Policy
 	if pol == nil {
 		pol = pipeline.DefaultPolicy()
 	}
-	c := &counts{tr: newTracker(src, decoder.New(cfg.DB), len(cfg.DB.Signals))}
+	c := &counts{tr: newTracker(src, decoder.New(cfg.DB), len(cfg.DB.Signals), obs)}
 	// Msgpack: the same envelopes as JSON's (the tracker reads the
 	// values, not the payload), for less formatting.
 	pcfg := pipeline.Config{Policies: pol, TopicTemplate: cfg.TopicTemplate, Encoding: envelope.Msgpack}
@@ -251,20 +261,22 @@ func (c *counts) signalRates(rep *Report, db *dbc.Database, secs float64) (total
 	for _, s := range db.Signals {
 		values += seen[s.Index]
 		p := c.eng.Policy(s)
+		hk := housekeepingOf(s, c.tr.steps[s.Index])
 		if !p.Publish {
 			if seen[s.Index] > 0 {
 				rep.Unpublished = append(rep.Unpublished, Signal{
-					Name:        s.FullName(),
-					FramesPerS:  float64(seen[s.Index]) / secs,
-					ChangesPerS: float64(changes[s.Index]) / secs,
-					Policy:      p.Describe(),
+					Name:         s.FullName(),
+					FramesPerS:   float64(seen[s.Index]) / secs,
+					ChangesPerS:  float64(changes[s.Index]) / secs,
+					Policy:       p.Describe(),
+					Housekeeping: hk,
 				})
 			}
 			continue
 		}
 		topic := c.eng.Topic(s)
 		total += envelopes[s.Index]
-		fid := c.tr.fid[s.Index].result(s, secs)
+		fid := c.tr.fid[s.Index].result(s, secs, &c.tr.obs[s.Index])
 		rep.Signals = append(rep.Signals, Signal{
 			Name:          s.FullName(),
 			Topic:         topic,
@@ -272,6 +284,7 @@ func (c *counts) signalRates(rep *Report, db *dbc.Database, secs float64) (total
 			ChangesPerS:   float64(changes[s.Index]) / secs,
 			EnvelopesPerS: float64(envelopes[s.Index]) / secs,
 			Policy:        p.Describe(),
+			Housekeeping:  hk,
 			Fidelity:      fid,
 		})
 	}
