@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // The MDF 4 blocks the reader follows, with the fields it reads
@@ -440,7 +442,7 @@ func (m *MF4Reader) channelGroup(b *mf4Block, dg *mf4DG) (*mf4Group, error) {
 			continue
 		}
 		if g.kind != mf4Other && g.kind != k {
-			return nil, m.errAt(c.off, "channel %s in a group of another frame kind", quote(c.name))
+			return nil, m.errAt(c.off, "channel %s in a group of another frame kind", termtext.Quote(c.name))
 		}
 		g.kind = k
 		if member == "DataBytes" {
@@ -562,11 +564,11 @@ func (m *MF4Reader) channels(off int64, parent string, out *[]mf4Chan, depth int
 // place checks that a channel's bits lie within the record's data bytes.
 func (m *MF4Reader) place(c mf4Chan, dataBytes int) error {
 	if c.bitOff > 7 {
-		return m.errAt(c.off, "channel %s: bit offset %d, want 0 to 7", quote(c.name), c.bitOff)
+		return m.errAt(c.off, "channel %s: bit offset %d, want 0 to 7", termtext.Quote(c.name), c.bitOff)
 	}
 	if uint64(c.byteOff)*8+uint64(c.bitOff)+uint64(c.bits) > uint64(dataBytes)*8 {
 		return m.errAt(c.off, "channel %s: bits %d to %d lie outside the record's %d bytes",
-			quote(c.name), uint64(c.byteOff)*8+uint64(c.bitOff), uint64(c.byteOff)*8+uint64(c.bitOff)+uint64(c.bits), dataBytes)
+			termtext.Quote(c.name), uint64(c.byteOff)*8+uint64(c.bitOff), uint64(c.byteOff)*8+uint64(c.bitOff)+uint64(c.bits), dataBytes)
 	}
 	return nil
 }
@@ -584,15 +586,15 @@ func (m *MF4Reader) field(f *mf4Field, c mf4Chan, dataBytes int) error {
 		return nil
 	case 0:
 	default:
-		return m.errAt(c.off, "channel %s of channel type %d, want 0 (fixed) or 6 (virtual)", quote(c.name), c.ctype)
+		return m.errAt(c.off, "channel %s of channel type %d, want 0 (fixed) or 6 (virtual)", termtext.Quote(c.name), c.ctype)
 	}
 	switch {
 	case c.bits == 0 || c.bits > 64 || uint32(c.bitOff)+c.bits > 64:
-		return m.errAt(c.off, "channel %s: %d bits at bit %d, want 1 to 64 within 8 bytes", quote(c.name), c.bits, c.bitOff)
+		return m.errAt(c.off, "channel %s: %d bits at bit %d, want 1 to 64 within 8 bytes", termtext.Quote(c.name), c.bits, c.bitOff)
 	case c.dtype == 1 && (c.bitOff != 0 || c.bits%8 != 0):
-		return m.errAt(c.off, "channel %s: big-endian and not byte-aligned", quote(c.name))
+		return m.errAt(c.off, "channel %s: big-endian and not byte-aligned", termtext.Quote(c.name))
 	case c.dtype > 1:
-		return m.errAt(c.off, "channel %s of data type %d, want an unsigned integer (0, 1)", quote(c.name), c.dtype)
+		return m.errAt(c.off, "channel %s of data type %d, want an unsigned integer (0, 1)", termtext.Quote(c.name), c.dtype)
 	}
 	f.byteOff, f.bitOff, f.bits, f.bigEndian = int(c.byteOff), c.bitOff, uint8(c.bits), c.dtype == 1
 	return m.place(c, dataBytes)
@@ -602,14 +604,14 @@ func (m *MF4Reader) field(f *mf4Field, c mf4Chan, dataBytes int) error {
 // conversion to seconds.
 func (m *MF4Reader) timeChannel(t *mf4Time, c mf4Chan, dataBytes int) error {
 	if c.sync != 1 {
-		return m.errAt(c.off, "master channel %s of sync type %d, want 1 (time)", quote(c.name), c.sync)
+		return m.errAt(c.off, "master channel %s of sync type %d, want 1 (time)", termtext.Quote(c.name), c.sync)
 	}
 	cv, err := m.conversion(c)
 	if err != nil {
 		return err
 	}
 	if cv.kind != mf4ConvLinear && cv.kind != mf4ConvIdentity {
-		return m.errAt(c.cc, "master channel %s: conversion of type %d, want linear", quote(c.name), cv.kind)
+		return m.errAt(c.cc, "master channel %s: conversion of type %d, want linear", termtext.Quote(c.name), cv.kind)
 	}
 	a, b := cv.a, cv.b
 	if cv.kind == mf4ConvIdentity {
@@ -629,16 +631,16 @@ func (m *MF4Reader) timeChannel(t *mf4Time, c mf4Chan, dataBytes int) error {
 	switch c.dtype {
 	case 0, 1, 2, 3:
 		if c.bits == 0 || c.bits > 64 || uint32(c.bitOff)+c.bits > 64 || (c.dtype&1 == 1 && (c.bitOff != 0 || c.bits%8 != 0)) {
-			return m.errAt(c.off, "master channel %s: %d bits at bit %d", quote(c.name), c.bits, c.bitOff)
+			return m.errAt(c.off, "master channel %s: %d bits at bit %d", termtext.Quote(c.name), c.bits, c.bitOff)
 		}
 		t.f.bigEndian, t.signed = c.dtype&1 == 1, c.dtype >= 2
 	case 4, 5:
 		if (c.bits != 32 && c.bits != 64) || c.bitOff != 0 {
-			return m.errAt(c.off, "master channel %s: float of %d bits at bit %d", quote(c.name), c.bits, c.bitOff)
+			return m.errAt(c.off, "master channel %s: float of %d bits at bit %d", termtext.Quote(c.name), c.bits, c.bitOff)
 		}
 		t.float, t.f.bigEndian = true, c.dtype == 5
 	default:
-		return m.errAt(c.off, "master channel %s of data type %d, want a number", quote(c.name), c.dtype)
+		return m.errAt(c.off, "master channel %s of data type %d, want a number", termtext.Quote(c.name), c.dtype)
 	}
 	return m.place(c, dataBytes)
 }
@@ -731,7 +733,7 @@ func (m *MF4Reader) conversion(c mf4Chan) (mf4Conv, error) {
 			cv.keys, cv.vals = append(cv.keys, k), append(cv.vals, val(i+1))
 		}
 	default:
-		return cv, m.errAt(c.cc, "channel %s: conversion of type %d, want identity, linear or a value table", quote(c.name), kind)
+		return cv, m.errAt(c.cc, "channel %s: conversion of type %d, want identity, linear or a value table", termtext.Quote(c.name), kind)
 	}
 	return cv, nil
 }

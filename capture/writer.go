@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // Errors for frames a Writer cannot write.
@@ -113,11 +114,11 @@ func checkWrite(f *frame.Frame, iface string) error {
 		return fmt.Errorf("%w: %d ns", ErrTime, f.Time)
 	}
 	if iface == "" || len(iface) > MaxInterfaceLen {
-		return fmt.Errorf("%w: %s", ErrInterface, quote(iface))
+		return fmt.Errorf("%w: %s", ErrInterface, termtext.Quote(iface))
 	}
 	for i := range len(iface) {
 		if c := iface[i]; c <= ' ' || c == 0x7F {
-			return fmt.Errorf("%w: %s", ErrInterface, quote(iface))
+			return fmt.Errorf("%w: %s", ErrInterface, termtext.Quote(iface))
 		}
 	}
 	maxLen, maxID := uint8(8), maskStdID

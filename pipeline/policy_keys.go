@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // The keys of a policy file, each described once: policyKeys are the
@@ -255,7 +257,7 @@ func globsKey(f func(*rule) *[]string) func(*policyParser, *yaml.Node, string, *
 		}
 		for _, g := range globs {
 			if _, err := path.Match(g, ""); err != nil {
-				return pp.errorf(v, key, "bad glob %s: %v", quote(g), err)
+				return pp.errorf(v, key, "bad glob %s: %v", termtext.Quote(g), err)
 			}
 		}
 		*f(r) = append(*f(r), globs...)

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // PolicyError is an error in a policy file: where and what.
@@ -35,7 +37,7 @@ func (e *PolicyError) Error() string {
 	}
 	b.WriteString(": ")
 	if e.Key != "" {
-		b.WriteString(keyText(e.Key))
+		b.WriteString(termtext.Key(e.Key))
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Msg)
@@ -177,10 +179,10 @@ func (pp *policyParser) number(v *yaml.Node, key string) (float64, error) {
 		return 0, pp.errorf(v, key, "want a number: %v", err)
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, pp.errorf(v, key, "want a finite number, got %s", quote(v.Value))
+		return 0, pp.errorf(v, key, "want a finite number, got %s", termtext.Quote(v.Value))
 	}
 	if f < 0 {
-		return 0, pp.errorf(v, key, "must not be negative, got %s", quote(v.Value))
+		return 0, pp.errorf(v, key, "must not be negative, got %s", termtext.Quote(v.Value))
 	}
 	return f, nil
 }
@@ -193,14 +195,14 @@ func (pp *policyParser) duration(v *yaml.Node, key string) (time.Duration, error
 		return 0, nil
 	}
 	if v.ShortTag() != "!!str" {
-		return 0, pp.errorf(v, key, "want a duration with a unit such as 1s or 250ms, got %s", quote(v.Value))
+		return 0, pp.errorf(v, key, "want a duration with a unit such as 1s or 250ms, got %s", termtext.Quote(v.Value))
 	}
 	d, err := time.ParseDuration(v.Value)
 	if err != nil {
-		return 0, pp.errorf(v, key, "want a duration such as 1s or 250ms, got %s", quote(v.Value))
+		return 0, pp.errorf(v, key, "want a duration such as 1s or 250ms, got %s", termtext.Quote(v.Value))
 	}
 	if d < 0 {
-		return 0, pp.errorf(v, key, "must not be negative, got %s", quote(v.Value))
+		return 0, pp.errorf(v, key, "must not be negative, got %s", termtext.Quote(v.Value))
 	}
 	return d, nil
 }
@@ -223,11 +225,11 @@ func kindName(n *yaml.Node) string {
 	case "!!null":
 		return "nothing"
 	case "!!bool":
-		return "boolean " + quote(n.Value)
+		return "boolean " + termtext.Quote(n.Value)
 	case "!!int", "!!float":
-		return "number " + quote(n.Value)
+		return "number " + termtext.Quote(n.Value)
 	}
-	return quote(n.Value)
+	return termtext.Quote(n.Value)
 }
 
 // yamlError splits a yaml syntax error ("yaml: line 3: did not find

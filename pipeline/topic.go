@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/termtext"
 )
 
 // The {sa} placeholder is a J1939 source address: the low byte of the
@@ -52,7 +53,7 @@ func expandTopicSA(tmpl string, sig *dbc.Signal, bus uint8, sa int) (string, err
 		b.WriteString(rest[:i])
 		j := strings.IndexByte(rest[i:], '}')
 		if j < 0 {
-			return "", fmt.Errorf("%w: template %s: unclosed {", ErrTopic, quote(tmpl))
+			return "", fmt.Errorf("%w: template %s: unclosed {", ErrTopic, termtext.Quote(tmpl))
 		}
 		switch name := rest[i+1 : i+j]; name {
 		case "signal":
@@ -68,20 +69,20 @@ func expandTopicSA(tmpl string, sig *dbc.Signal, bus uint8, sa int) (string, err
 			case sa == templateSA:
 				b.WriteString("{sa}")
 			case sa < 0 || sa > 0xFF:
-				return "", fmt.Errorf("%w: template %s: J1939 message %s has no source address here", ErrTopic, quote(tmpl), sig.Message.Name)
+				return "", fmt.Errorf("%w: template %s: J1939 message %s has no source address here", ErrTopic, termtext.Quote(tmpl), sig.Message.Name)
 			default:
 				const hex = "0123456789ABCDEF"
 				b.WriteByte(hex[sa>>4])
 				b.WriteByte(hex[sa&0xF])
 			}
 		default:
-			return "", fmt.Errorf("%w: template %s: unknown placeholder %s (want {signal}, {message}, {bus} or {sa})", ErrTopic, quote(tmpl), quote("{"+name+"}"))
+			return "", fmt.Errorf("%w: template %s: unknown placeholder %s (want {signal}, {message}, {bus} or {sa})", ErrTopic, termtext.Quote(tmpl), termtext.Quote("{"+name+"}"))
 		}
 		rest = rest[i+j+1:]
 	}
 	topic := b.String()
 	if err := checkTopic(topic); err != nil {
-		return "", fmt.Errorf("%w (template %s, signal %s)", err, quote(tmpl), sig.FullName())
+		return "", fmt.Errorf("%w (template %s, signal %s)", err, termtext.Quote(tmpl), sig.FullName())
 	}
 	return topic, nil
 }
@@ -101,13 +102,13 @@ func checkTopic(t string) error {
 	case len(t) > 65535:
 		return fmt.Errorf("%w: topic longer than 65535 bytes", ErrTopic)
 	case strings.ContainsAny(t, "+#\x00"):
-		return fmt.Errorf("%w: topic %s contains a wildcard or NUL", ErrTopic, quote(t))
+		return fmt.Errorf("%w: topic %s contains a wildcard or NUL", ErrTopic, termtext.Quote(t))
 	case !utf8.ValidString(t):
-		return fmt.Errorf("%w: topic %s is not UTF-8", ErrTopic, quote(t))
+		return fmt.Errorf("%w: topic %s is not UTF-8", ErrTopic, termtext.Quote(t))
 	case strings.IndexFunc(t, unicode.IsControl) >= 0:
 		// MQTT says a topic should not hold one; a "topic payload" line
 		// and a terminal would break on it.
-		return fmt.Errorf("%w: topic %s contains a control character", ErrTopic, quote(t))
+		return fmt.Errorf("%w: topic %s contains a control character", ErrTopic, termtext.Quote(t))
 	}
 	return nil
 }
