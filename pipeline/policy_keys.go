@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"fmt"
+	"iter"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +17,8 @@ import (
 // The keys of a policy file, each described once: policyKeys are the
 // settings, selectorKeys what a rule matches on. The parser, the merge of
 // defaults and rules, the list of keys in errors, a resolved policy's
-// text (Policy.Describe) and the tables in docs/policy.md (checked by a
+// text (Policy.Describe) and as YAML (Policy.Settings, with which candec
+// tune writes its files) and the tables in docs/policy.md (checked by a
 // test) all come from these tables, so a new setting is one row and the
 // field it is kept in.
 
@@ -57,26 +60,26 @@ type policyKey struct {
 // policyKeys lists every setting, in the order of the documentation and
 // of the list of keys in errors.
 var policyKeys = [...]policyKey{
-	{name: "publish", typ: boolKey(func(s *settings) *bool { return &s.pol.Publish }), def: "true",
+	{name: "publish", typ: boolKey(inPolicy(func(p *Policy) *bool { return &p.Publish })), def: "true",
 		doc: "`false`: the signal is never published (no topic either)."},
-	{name: "max_rate", typ: numberKey(func(s *settings) *float64 { return &s.pol.MaxRate }), unit: "Hz", def: "0", note: "no cap",
+	{name: "max_rate", typ: numberKey(inPolicy(func(p *Policy) *float64 { return &p.MaxRate })), unit: "Hz", def: "0", note: "no cap",
 		text: func(p *Policy) string { return textIf(p.MaxRate > 0, "cap %g Hz", p.MaxRate) },
 		doc:  "at most one envelope per 1/`max_rate` s: after a window closes, the message's next frame goes out at once (fresh); if the message stopped, the last value held still goes out (trailing). See \"Rate cap\" below."},
-	{name: "on_change", typ: boolKey(func(s *settings) *bool { return &s.pol.OnChange }), def: "false", text: onChangeText,
+	{name: "on_change", typ: boolKey(inPolicy(func(p *Policy) *bool { return &p.OnChange })), def: "false", text: onChangeText,
 		doc: "publish a value only when it differs from the last one published by more than the deadbands."},
-	{name: "deadband", typ: numberKey(func(s *settings) *float64 { return &s.pol.Deadband }), def: "0",
+	{name: "deadband", typ: numberKey(inPolicy(func(p *Policy) *float64 { return &p.Deadband })), def: "0",
 		doc: "absolute deadband, in the signal's unit: a change of at most this much is not a change."},
-	{name: "deadband_pct", typ: numberKey(func(s *settings) *float64 { return &s.pol.DeadbandPct }), def: "0",
+	{name: "deadband_pct", typ: numberKey(inPolicy(func(p *Policy) *float64 { return &p.DeadbandPct })), def: "0",
 		doc: "relative deadband, in percent of the magnitude of the last value published."},
-	{name: "heartbeat", typ: durationKey(func(s *settings) *time.Duration { return &s.pol.Heartbeat }), def: "0", note: "none",
+	{name: "heartbeat", typ: durationKey(inPolicy(func(p *Policy) *time.Duration { return &p.Heartbeat })), def: "0", note: "none",
 		text: func(p *Policy) string { return textIf(p.Heartbeat > 0, "heartbeat %v", p.Heartbeat) },
 		doc:  "publish the current value again when nothing was published for this long."},
-	{name: "stale_after", typ: durationKey(func(s *settings) *time.Duration { return &s.pol.StaleAfter }),
+	{name: "stale_after", typ: durationKey(inPolicy(func(p *Policy) *time.Duration { return &p.StaleAfter })),
 		text: func(p *Policy) string { return textIf(p.StaleAfter > 0, "stale %v", p.StaleAfter) },
 		doc:  "flag the signal stale when its message has sent no frame for longer than this; `0` never. Overrides `stale_cycles` for the signals it applies to."},
-	{name: "stale_cycles", typ: numberKey(func(s *settings) *float64 { return &s.staleCycles }), def: "0", note: "never",
+	{name: "stale_cycles", typ: numberKey(inSection(func(s *settings) *float64 { return &s.staleCycles })), def: "0", note: "never",
 		doc: "`stale_after` as a multiple of the message's cycle time (`GenMsgCycleTime` in the DBC)."},
-	{name: "stale_default", typ: durationKey(func(s *settings) *time.Duration { return &s.staleDefault }), def: "0", note: "never",
+	{name: "stale_default", typ: durationKey(inSection(func(s *settings) *time.Duration { return &s.staleDefault })), def: "0", note: "never",
 		doc: "`stale_after` for signals whose message has no cycle time, where no `stale_after` applies."},
 }
 
@@ -134,35 +137,82 @@ type keyType struct {
 	name  string // as the documentation calls it
 	parse func(pp *policyParser, v *yaml.Node, key string, s *settings) error
 	copy  func(dst, src *settings)
+	// value is the key's value in a resolved policy, as YAML that parse
+	// reads back; nil for a key a resolved policy does not keep
+	// (stale_cycles and stale_default become StaleAfter).
+	value func(p *Policy) string
 }
 
-// boolKey is a setting of true or false kept in *f(s).
-func boolKey(f func(*settings) *bool) keyType {
-	return fieldKey("bool", (*policyParser).boolean, f)
+// field is where a setting's value is kept: get finds it in a section's
+// settings; pol, in a resolved policy, is nil for a key that only a
+// section keeps.
+type field[T any] struct {
+	get func(*settings) *T
+	pol func(*Policy) *T
 }
 
-// numberKey is a setting of a finite number ≥ 0 kept in *f(s).
-func numberKey(f func(*settings) *float64) keyType {
-	return fieldKey("number", (*policyParser).number, f)
+// inPolicy is a setting kept in the field *f(p) of the resolved policy,
+// as it is.
+func inPolicy[T any](f func(*Policy) *T) field[T] {
+	return field[T]{get: func(s *settings) *T { return f(&s.pol) }, pol: f}
 }
 
-// durationKey is a setting of a duration ≥ 0 kept in *f(s).
-func durationKey(f func(*settings) *time.Duration) keyType {
-	return fieldKey("duration", (*policyParser).duration, f)
+// inSection is a setting only a section keeps, in *f(s): Resolve works
+// out a field of the policy from it.
+func inSection[T any](f func(*settings) *T) field[T] { return field[T]{get: f} }
+
+// boolKey is a setting of true or false.
+func boolKey(f field[bool]) keyType {
+	return fieldKey("bool", (*policyParser).boolean, strconv.FormatBool, f)
 }
 
-func fieldKey[T any](name string, read func(*policyParser, *yaml.Node, string) (T, error), f func(*settings) *T) keyType {
-	return keyType{
+// numberKey is a setting of a finite number ≥ 0.
+func numberKey(f field[float64]) keyType {
+	return fieldKey("number", (*policyParser).number, formatNumber, f)
+}
+
+// durationKey is a setting of a duration ≥ 0.
+func durationKey(f field[time.Duration]) keyType {
+	return fieldKey("duration", (*policyParser).duration, time.Duration.String, f)
+}
+
+// formatNumber writes a number as the shortest text that reads back as
+// it.
+func formatNumber(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+func fieldKey[T any](name string, read func(*policyParser, *yaml.Node, string) (T, error), format func(T) string, f field[T]) keyType {
+	k := keyType{
 		name: name,
 		parse: func(pp *policyParser, v *yaml.Node, key string, s *settings) error {
 			x, err := read(pp, v, key)
 			if err != nil {
 				return err
 			}
-			*f(s) = x
+			*f.get(s) = x
 			return nil
 		},
-		copy: func(dst, src *settings) { *f(dst) = *f(src) },
+		copy: func(dst, src *settings) { *f.get(dst) = *f.get(src) },
+	}
+	if f.pol != nil {
+		k.value = func(p *Policy) string { return format(*f.pol(p)) }
+	}
+	return k
+}
+
+// Settings yields the YAML key and value of every setting a resolved
+// policy keeps, in the order of docs/policy.md ("publish", "true";
+// "max_rate", "20"; …): a rule that sets them all gives a signal p,
+// whatever the defaults set (when publish is false, the others do
+// nothing). A policy file written with it (as candec tune writes one)
+// holds every key of the table.
+func (p Policy) Settings() iter.Seq2[string, string] {
+	return func(yield func(key, value string) bool) {
+		for i := range policyKeys {
+			k := &policyKeys[i]
+			if k.typ.value != nil && !yield(k.name, k.typ.value(&p)) {
+				return
+			}
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -201,6 +202,54 @@ func TestPolicyKeysText(t *testing.T) {
 		}
 		if !differs {
 			t.Errorf("%s: %s and %s resolve alike for every signal", k.name, v[0], v[1])
+		}
+	}
+}
+
+// TestPolicySettings checks, for every setting and two values of each,
+// that Policy.Settings writes a resolved policy back: a rule of its keys,
+// under defaults that set every key otherwise, resolves to the same
+// policy for every signal. It yields exactly the keys a resolved policy
+// keeps, in the table's order.
+func TestPolicySettings(t *testing.T) {
+	db := testDB(t)
+	values := map[string][2]string{
+		"bool":     {"true", "false"},
+		"number":   {"0.25", "2"},
+		"duration": {"1.5s", "2m0.001s"},
+	}
+	others := map[string]string{"bool": "false", "number": "7", "duration": "7s"}
+	var wantKeys, defaults []string
+	for _, k := range policyKeys {
+		if k.typ.value != nil {
+			wantKeys = append(wantKeys, k.name)
+		}
+		defaults = append(defaults, fmt.Sprintf("  %s: %s\n", k.name, others[k.typ.name]))
+	}
+	var gotKeys []string
+	for key := range (Policy{}).Settings() {
+		gotKeys = append(gotKeys, key)
+	}
+	if !slices.Equal(gotKeys, wantKeys) {
+		t.Errorf("Settings yields the keys %q, want those a resolved policy keeps, %q", gotKeys, wantKeys)
+	}
+	for _, k := range policyKeys {
+		for _, v := range values[k.typ.name] {
+			src := fmt.Sprintf("defaults:\n  %s: %s\n", k.name, v)
+			pf := mustPolicy(t, src)
+			out := "defaults:\n" + strings.Join(defaults, "") + "rules:\n"
+			for _, s := range db.Signals {
+				out += fmt.Sprintf("  - match: %q\n", s.FullName())
+				for key, val := range pf.Resolve(s).Settings() {
+					out += fmt.Sprintf("    %s: %s\n", key, val)
+				}
+			}
+			back := mustPolicy(t, out)
+			for _, s := range db.Signals {
+				if got, want := back.Resolve(s), pf.Resolve(s); got != want {
+					t.Errorf("%s: %s written by Settings resolves to %+v, want %+v; the file:\n%s", s.FullName(), strings.TrimSpace(src), got, want, out)
+				}
+			}
 		}
 	}
 }
