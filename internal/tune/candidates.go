@@ -44,11 +44,15 @@ func uniformCaps() []int {
 }
 
 // policyOf is candidate c for signal sig: base is the signal's base
-// policy (its stale_after is kept), rng the range deadbands are
-// fractions of, hz a pinned minimum rate (0 for none), which gives an
-// on-change policy its heartbeat.
+// policy, rng the range deadbands are fractions of, hz a pinned minimum
+// rate (0 for none), which gives an on-change policy its heartbeat. The
+// keys a candidate decides are set here (publish, max_rate, on_change,
+// the deadbands, heartbeat); every other key (stale_after, and any key
+// added to pipeline's table) is kept as the base policy has it.
 func (c candidate) policyOf(base pipeline.Policy, rng, hz float64) pipeline.Policy {
-	p := pipeline.Policy{Publish: true, MaxRate: c.cap, OnChange: c.onChange, StaleAfter: base.StaleAfter}
+	p := base
+	p.Publish, p.MaxRate, p.OnChange = true, c.cap, c.onChange
+	p.Deadband, p.DeadbandPct, p.Heartbeat = 0, 0, 0
 	if c.onChange && c.band > 0 && rng > 0 {
 		p.Deadband = roundSig(c.band*rng, 3)
 	}

@@ -5,16 +5,19 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/pipeline"
 )
 
 // policyYAML writes a policy file that gives every signal of db the
-// policy pols[sig.Index], every key written out, with comments[i] (if
-// any) as a comment line above its rule. head is the file's first
-// comment lines. Without comments (a candidate's file, never read by a
-// person) keys that are not used are left out.
+// policy pols[sig.Index], with comments[i] (if any) as a comment line
+// above its rule. head is the file's first comment lines. Each rule sets
+// every key a resolved policy keeps (pipeline's Policy.Settings), so that
+// a key added to pipeline's table is written without a change here.
+// Without comments (a candidate's file, never read by a person) a key is
+// left out where the file's defaults give the signal the same value.
 func policyYAML(db *dbc.Database, pols []pipeline.Policy, comments []string, head string) []byte {
 	var b bytes.Buffer
 	for _, l := range strings.Split(strings.TrimRight(head, "\n"), "\n") {
@@ -22,36 +25,55 @@ func policyYAML(db *dbc.Database, pols []pipeline.Policy, comments []string, hea
 			fmt.Fprintf(&b, "# %s\n", l)
 		}
 	}
-	// Signals of other databases, if the file is used with one: the
-	// built-in default's cap and staleness.
-	b.WriteString("defaults:\n  max_rate: 20\n  stale_cycles: 3\nrules:\n")
+	b.WriteString(fileDefaults + "rules:\n")
+	var at []string
 	for _, s := range db.Signals {
 		if comments != nil && comments[s.Index] != "" {
 			fmt.Fprintf(&b, "  # %s\n", comments[s.Index])
 		}
-		writeRule(&b, s, pols[s.Index], comments == nil)
+		if comments == nil {
+			at = at[:0]
+			for _, v := range defaultsFile().Resolve(s).Settings() {
+				at = append(at, v)
+			}
+		}
+		writeRule(&b, s, pols[s.Index], at)
 	}
 	return b.Bytes()
 }
 
-// writeRule writes the rule that gives signal s policy p.
-// compact leaves out the deadbands and the heartbeat where they are
-// not used (the defaults set none of them).
-func writeRule(b *bytes.Buffer, s *dbc.Signal, p pipeline.Policy, compact bool) {
+// fileDefaults are the defaults of every file policyYAML writes, for the
+// signals of other databases if the file is used with one: the built-in
+// default's cap and staleness.
+const fileDefaults = "defaults:\n  max_rate: 20\n  stale_cycles: 3\n"
+
+// defaultsFile is fileDefaults parsed: what a rule that sets no key
+// gives a signal.
+var defaultsFile = sync.OnceValue(func() *pipeline.PolicyFile {
+	p, err := pipeline.ParsePolicy("defaults", []byte(fileDefaults))
+	if err != nil {
+		panic(err) // a constant, which every test that writes a file parses
+	}
+	return p
+})
+
+// writeRule writes the rule that gives signal s policy p: every key, or,
+// with at (the values, in Settings' order, that the file's defaults give
+// s), only those p sets otherwise.
+func writeRule(b *bytes.Buffer, s *dbc.Signal, p pipeline.Policy, at []string) {
 	fmt.Fprintf(b, "  - match: %s\n", strconv.Quote(escapeGlob(s.FullName())))
 	if !p.Publish {
+		// Never published: no other key does anything.
 		b.WriteString("    publish: false\n")
 		return
 	}
-	num := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
-	fmt.Fprintf(b, "    publish: true\n    max_rate: %s\n    on_change: %t\n", num(p.MaxRate), p.OnChange)
-	if p.OnChange || !compact {
-		fmt.Fprintf(b, "    deadband: %s\n    deadband_pct: %s\n", num(p.Deadband), num(p.DeadbandPct))
+	i := 0
+	for key, v := range p.Settings() {
+		if at == nil || v != at[i] {
+			fmt.Fprintf(b, "    %s: %s\n", key, v)
+		}
+		i++
 	}
-	if p.Heartbeat > 0 || !compact {
-		fmt.Fprintf(b, "    heartbeat: %s\n", p.Heartbeat)
-	}
-	fmt.Fprintf(b, "    stale_after: %s\n", p.StaleAfter)
 }
 
 // escapeGlob makes name a glob that matches itself only.
