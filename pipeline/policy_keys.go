@@ -203,8 +203,10 @@ func fieldKey[T any](name string, read func(*policyParser, *yaml.Node, string) (
 // policy keeps, in the order of docs/policy.md ("publish", "true";
 // "max_rate", "20"; …): a rule that sets them all gives a signal p,
 // whatever the defaults set (when publish is false, the others do
-// nothing). A policy file written with it (as candec tune writes one)
-// holds every key of the table.
+// nothing). A key only a section keeps (stale_cycles) is not yielded:
+// its effect is the field Resolve works out from it (StaleAfter), which
+// its own key writes. So a policy file written with it (as candec tune
+// writes one) keeps every key of the table, however many are added.
 func (p Policy) Settings() iter.Seq2[string, string] {
 	return func(yield func(key, value string) bool) {
 		for i := range policyKeys {
