@@ -142,13 +142,9 @@ func (r *Router) Unmatched() []string {
 	return out
 }
 
-// Decode decodes f with the database of its interface, which names
-// gives (asked once per bus, at its first frame), and returns the
-// selected values. ok is false when the interface has no database, f is
-// a remote or error frame, or its ID is not in the database; each is
-// counted. The values are valid until the next Decode. Decode allocates
-// nothing.
-func (r *Router) Decode(f *frame.Frame, names Namer) (vals []Value, ok bool) {
+// resolve returns the stats of f's bus, choosing its route at the
+// bus's first frame.
+func (r *Router) resolve(f *frame.Frame, names Namer) *BusStats {
 	st := &r.stats[f.Bus]
 	if !r.resolved[f.Bus] {
 		r.resolved[f.Bus] = true
@@ -159,6 +155,73 @@ func (r *Router) Decode(f *frame.Frame, names Namer) (vals []Value, ok bool) {
 		}
 		st.Routed = r.byBus[f.Bus] != nil
 	}
+	return st
+}
+
+// Select counts f as Decode does and reports whether the database of
+// its interface has its message, without decoding it: for a consumer
+// that decodes with one database of every interface's messages
+// (dbc.Buses.Merged), which must see only the frames that their own
+// interface's database decodes. Select allocates nothing.
+func (r *Router) Select(f *frame.Frame, names Namer) bool {
+	st := r.resolve(f, names)
+	st.Frames++
+	switch {
+	case f.Flags&frame.Remote != 0:
+		st.Remote++
+		return false
+	case f.Flags&frame.Error != 0:
+		st.ErrorFrames++
+		return false
+	}
+	rt := r.byBus[f.Bus]
+	if rt == nil {
+		return false
+	}
+	p := rt.dec.find(f)
+	if p == nil {
+		st.Unknown++
+		return false
+	}
+	if min(int(f.Len), frameMax) < p.length {
+		st.Short++
+	}
+	return true
+}
+
+// Routed reports whether the interface of bus has a database; false
+// before the bus's first frame.
+func (r *Router) Routed(bus uint8) bool { return r.byBus[bus] != nil }
+
+// SharedAll returns the interfaces, in bus order, on which
+// RouterConfig.All knew the ID of some frame, when they are two or
+// more; nil otherwise. One database that knows frames of several buses
+// is most likely a mistake (a powertrain DBC decoding the radar bus,
+// whose IDs mean other messages there): a command says so.
+func (r *Router) SharedAll() []string {
+	if r.all == nil {
+		return nil
+	}
+	var out []string
+	for _, b := range r.Buses() {
+		if r.byBus[b.Bus] == r.all && b.Frames > b.Unknown+b.Remote+b.ErrorFrames {
+			out = append(out, b.Interface)
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// Decode decodes f with the database of its interface, which names
+// gives (asked once per bus, at its first frame), and returns the
+// selected values. ok is false when the interface has no database, f is
+// a remote or error frame, or its ID is not in the database; each is
+// counted. The values are valid until the next Decode. Decode allocates
+// nothing.
+func (r *Router) Decode(f *frame.Frame, names Namer) (vals []Value, ok bool) {
+	st := r.resolve(f, names)
 	st.Frames++
 	switch {
 	case f.Flags&frame.Remote != 0:

@@ -4,58 +4,19 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/yukart/candec/dbc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var yukartDBC = filepath.Join("..", "..", "testdata", "yukart.dbc")
-
-// TestDBCsHash: the lake's DBC identity changes with the files'
-// contents and with which interface a file decodes, not with the order
-// the interfaces were named in.
-func TestDBCsHash(t *testing.T) {
-	dir := t.TempDir()
-	a := filepath.Join(dir, "a.dbc")
-	b := filepath.Join(dir, "b.dbc")
-	os.WriteFile(a, []byte("VERSION \"a\"\n"), 0o644)
-	os.WriteFile(b, []byte("VERSION \"b\"\n"), 0o644)
-	hash := func(d DBCs) string {
-		t.Helper()
-		h, err := d.Hash()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-	all := hash(DBCs{All: []string{a}})
-	tests := []struct {
-		name string
-		d    DBCs
-		same bool
-	}{
-		{"same", DBCs{All: []string{a}}, true},
-		{"other contents", DBCs{All: []string{b}}, false},
-		{"by interface", DBCs{Interfaces: map[string][]string{"can0": {a}}}, false},
-	}
-	for _, tt := range tests {
-		if got := hash(tt.d) == all; got != tt.same {
-			t.Errorf("%s: same hash %v, want %v", tt.name, got, tt.same)
-		}
-	}
-	x := hash(DBCs{Interfaces: map[string][]string{"can0": {a}, "can1": {b}}})
-	for range 5 { // map order must not matter
-		if y := hash(DBCs{Interfaces: map[string][]string{"can1": {b}, "can0": {a}}}); y != x {
-			t.Fatalf("got %s, want %s", y, x)
-		}
-	}
-}
 
 // TestRunErrors: what was asked for wrongly is a *UsageError, a failed
 // write a *WriteError (more than the write buffer holds, so it fails
@@ -71,7 +32,8 @@ func TestRunErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"glob matching nothing", Config{Signals: []string{"NoSuch*"}}, good, true, false, `decode: --signals "NoSuch*" matches no signal in ` + yukartDBC},
-		{"policy by interface", Config{DBCs: DBCs{Interfaces: map[string][]string{"can0": {yukartDBC}}}, Policy: &Policy{File: "default"}}, good, true, false, "decode: --policy takes one set"},
+		{"interface not in the capture", Config{DBCs: dbc.BusFiles{Interfaces: map[string][]string{"can7": {yukartDBC}}}}, good, true, false, "decode: --dbc can7=" + yukartDBC + ": no interface can7 in stdin (its interfaces are can0)"},
+		{"policy, interface not in the capture", Config{DBCs: dbc.BusFiles{Interfaces: map[string][]string{"can7": {yukartDBC}}}, Policy: &Policy{File: "default"}}, good, true, false, "decode: --dbc can7="},
 		{"negative tail", Config{Policy: &Policy{File: "default", PolicyOptions: PolicyOptions{Tail: -time.Second}}}, good, true, false, "decode: --tail must be 0 or more"},
 		{"broken output", Config{Stdout: failWriter{}}, strings.Repeat(good, 5000), false, true, "decode: write: "},
 		{"bad line", Config{}, "(1791563856.000000) can0 0A0#FAZZ\n", false, false, "decode: stdin:1: "},
