@@ -14,7 +14,7 @@ import (
 
 // ErrBusFiles is wrapped by every error of BusFiles.Set: a value that
 // does not say which DBC files decode which bus.
-var ErrBusFiles = errors.New("dbc: bad [IFACE=]FILE")
+var ErrBusFiles = errors.New("dbc: want [IFACE=]FILE[,FILE]")
 
 // BusFiles names the DBC files of a capture of one or more buses, as
 // every command's --dbc and the service's dbc key give them: All for
@@ -50,14 +50,12 @@ func (b *BusFiles) String() string {
 
 // Set adds the files of one value (see BusFiles).
 func (b *BusFiles) Set(v string) error {
-	if strings.TrimSpace(v) == "" {
-		return fmt.Errorf("%w: empty value: want [IFACE=]FILE", ErrBusFiles)
-	}
-	iface := ""
+	iface, items := "", 0
 	for _, item := range strings.Split(v, ",") {
 		if item = strings.TrimSpace(item); item == "" {
 			continue
 		}
+		items++
 		name, file, named := strings.Cut(item, "=")
 		if !named {
 			if iface == "" {
@@ -72,6 +70,9 @@ func (b *BusFiles) Set(v string) error {
 			return err
 		}
 		iface = name
+	}
+	if items == 0 {
+		return fmt.Errorf("%w: empty value", ErrBusFiles)
 	}
 	return nil
 }
