@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/yukart/candec/internal/readfile"
@@ -217,65 +218,136 @@ func (b *Buses) Single() (db *Database, ok bool) {
 	return db, true
 }
 
-// Merged returns one Database of every message of every interface, for
-// a consumer that decodes with one database (the pipeline) while the
-// frames are chosen by interface beforehand (decoder.Router.Select): it
-// is the one set of files when there is one, else all files loaded
-// together. Two interfaces' files that define one ID differently cannot
-// be merged: the error (ErrConflict) names both definitions.
-func (b *Buses) Merged(ctx context.Context) (*Database, error) {
-	if db, ok := b.Single(); ok {
-		return db, nil
-	}
-	var files []string
-	for _, f := range b.Files.Files() {
-		if !slices.Contains(files, f) {
-			files = append(files, f)
-		}
-	}
-	db, err := LoadContext(ctx, files...)
-	if err != nil {
-		return nil, fmt.Errorf("%w (the DBCs of %s, decoded here as one database)", err, strings.Join(b.labels(), ", "))
-	}
-	if err := b.samePGNs(db); err != nil {
-		return nil, err
-	}
-	return db, nil
+// Merged is one Database of the messages of every interface's, for a
+// consumer that decodes with one database (the pipeline) while the
+// frames are chosen by interface beforehand (decoder.Router.Select).
+// Two interfaces' databases may define one ID as different messages
+// (a powertrain bus's 0x224 is not the radar bus's): the later one's
+// copy in DB then has an ID that no interface's database uses, and a
+// frame of its interface is given that ID (Key) before DB decodes it.
+// The copies' IDs are therefore DB's own: name a message's ID from the
+// interface's database, not from DB.
+type Merged struct {
+	DB   *Database
+	twin map[*Message]*Message // an interface's message → its copy in DB
 }
 
-// labels names each set of files: "IFACE=FILE[,FILE]", "FILE" for All.
-func (b *Buses) labels() []string {
-	var out []string
-	if len(b.Files.All) > 0 {
-		out = append(out, strings.Join(b.Files.All, ","))
+// Of returns the copy in DB of msg, a message of one interface's
+// database; msg itself when DB is that database.
+func (m *Merged) Of(msg *Message) *Message {
+	if m.twin == nil {
+		return msg
 	}
+	return m.twin[msg]
+}
+
+// Merged returns one Database of every interface's messages: the one
+// set of files when there is one (Single), else copies of every
+// database's messages, all buses' J1939 messages keeping their IDs (a
+// J1939 ID carries the sender's address): two interfaces' J1939
+// messages of one ID or PGN are an error (ErrConflict) naming both.
+func (b *Buses) Merged() (*Merged, error) {
+	if db, ok := b.Single(); ok {
+		return &Merged{DB: db}, nil
+	}
+	var dbs []*Database
+	for _, db := range append([]*Database{b.All}, b.interfaceDBs()...) {
+		if db != nil && !slices.Contains(dbs, db) {
+			dbs = append(dbs, db)
+		}
+	}
+	used := map[Key]bool{}
+	for _, db := range dbs {
+		for _, m := range db.Messages {
+			used[Key{m.ID, m.Extended}] = true
+		}
+	}
+	out := &Merged{twin: map[*Message]*Message{}}
+	var msgs []*Message
+	taken := map[Key]*Message{}
+	pgns := map[uint32]*Message{}
+	free := freeIDs(used)
+	for _, db := range dbs {
+		for _, m := range db.Messages {
+			k := Key{m.ID, m.Extended}
+			if prev := taken[k]; prev != nil {
+				if m.J1939 || prev.J1939 {
+					return nil, b.clash(prev, m, k.String())
+				}
+				if k.ID, k.Extended = free(m.Extended); k.ID == noID {
+					return nil, fmt.Errorf("%w: no free ID for message %s (%s): these DBCs cannot be decoded as one database", ErrConflict, m.Name, m.File)
+				}
+			}
+			if m.J1939 {
+				if prev := pgns[m.PGN()]; prev != nil {
+					return nil, b.clash(prev, m, "PGN "+strconv.FormatUint(uint64(m.PGN()), 10))
+				}
+				pgns[m.PGN()] = m
+			}
+			c := copyMessage(m, k)
+			taken[k] = m
+			out.twin[m] = c
+			msgs = append(msgs, c)
+		}
+	}
+	db, err := NewDatabase(msgs)
+	if err != nil {
+		return nil, err
+	}
+	out.DB = db
+	return out, nil
+}
+
+// interfaceDBs are the databases of the interfaces named, by name.
+func (b *Buses) interfaceDBs() []*Database {
+	var out []*Database
 	for _, name := range b.Files.Names() {
-		out = append(out, name+"="+strings.Join(b.Files.Interfaces[name], ","))
+		out = append(out, b.Interfaces[name])
 	}
 	return out
 }
 
-// samePGNs checks that a 29-bit frame matched by PGN finds in merged the
-// message its own interface's database gives it: two interfaces' J1939
-// messages of one PGN cannot share a database.
-func (b *Buses) samePGNs(merged *Database) error {
-	dbs := slices.Collect(func(yield func(*Database) bool) {
-		if b.All != nil && !yield(b.All) {
-			return
-		}
-		for _, name := range b.Files.Names() {
-			if !yield(b.Interfaces[name]) {
-				return
+func (b *Buses) clash(prev, m *Message, what string) error {
+	return fmt.Errorf("%w: J1939 messages %s (%s) and %s (%s) share %s: a J1939 ID carries its sender, so these DBCs cannot be decoded as one database; give one bus at a time",
+		ErrConflict, prev.Name, prev.File, m.Name, m.File, what)
+}
+
+// noID is freeIDs's answer when every ID is taken.
+const noID = ^uint32(0)
+
+// freeIDs returns a function that gives, at each call, an ID of the
+// given format that no key of used has, from the top down, or noID.
+func freeIDs(used map[Key]bool) func(extended bool) (uint32, bool) {
+	next := map[bool]uint32{false: 0x7FF, true: 0x1FFFFFFF}
+	return func(extended bool) (uint32, bool) {
+		for id := next[extended]; id != noID; id-- {
+			if !used[Key{id, extended}] {
+				used[Key{id, extended}] = true
+				next[extended] = id - 1
+				return id, extended
 			}
 		}
-	})
-	for _, db := range dbs {
-		for pgn, m := range db.byPGN {
-			if got := merged.byPGN[pgn]; got.Name != m.Name || got.File != m.File {
-				return fmt.Errorf("%w: PGN %d is %s (%s) and %s (%s): these DBCs cannot be decoded as one database",
-					ErrConflict, pgn, m.Name, m.File, got.Name, got.File)
-			}
+		return noID, extended
+	}
+}
+
+// copyMessage copies m with the key k, its signals copied too (their
+// Message and Index are the new database's), and their multiplexer
+// switches the copies'.
+func copyMessage(m *Message, k Key) *Message {
+	c := *m
+	c.ID, c.Extended = k.ID, k.Extended
+	c.Signals = make([]*Signal, len(m.Signals))
+	copies := make(map[*Signal]*Signal, len(m.Signals))
+	for i, s := range m.Signals {
+		sc := *s
+		c.Signals[i] = &sc
+		copies[s] = &sc
+	}
+	for _, sc := range c.Signals {
+		if sc.Mux != nil {
+			sc.Mux = &Mux{Switch: copies[sc.Mux.Switch], Ranges: sc.Mux.Ranges}
 		}
 	}
-	return nil
+	return &c
 }

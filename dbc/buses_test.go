@@ -149,14 +149,13 @@ func TestLoadBuses(t *testing.T) {
 	if _, ok := b.Single(); ok {
 		t.Error("Single: got ok for two sets of files")
 	}
-	m, err := b.Merged(ctx)
+	m, err := b.Merged()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Message(256, false) == nil || m.Message(512, false) == nil {
-		t.Errorf("Merged lacks a message: %v", m.Messages)
+	if m.DB.Message(256, false) == nil || m.DB.Message(512, false) == nil {
+		t.Errorf("Merged lacks a message: %v", m.DB.Messages)
 	}
-
 	one, err := LoadBuses(ctx, BusFiles{Interfaces: map[string][]string{"can0": {pt}}})
 	if err != nil {
 		t.Fatal(err)
@@ -175,12 +174,41 @@ func TestLoadBuses(t *testing.T) {
 		t.Errorf("no files: got %v, want ErrBusFiles", err)
 	}
 
-	c, err := LoadBuses(ctx, BusFiles{Interfaces: map[string][]string{"can0": {pt}, "can1": {clash}}})
+	testMergedClash(t, pt, clash)
+	const j1939 = "BA_DEF_ \"ProtocolType\" STRING ;\nBA_ \"ProtocolType\" \"J1939\";\n"
+	eec1 := write("eec1.dbc", j1939+"BO_ 2364540158 EEC1: 8 X\n SG_ Rpm : 24|16@1+ (0.125,0) [0|8031] \"rpm\" X\n")
+	other := write("other.dbc", j1939+"BO_ 2364540158 Other: 8 X\n SG_ Y : 0|8@1+ (1,0) [0|255] \"\" X\n")
+	j, err := LoadBuses(ctx, BusFiles{Interfaces: map[string][]string{"can0": {eec1}, "can1": {other}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Merged(ctx)
-	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "can0="+pt+", can1="+clash) {
-		t.Errorf("clash: got %v, want ErrConflict naming both interfaces' files", err)
+	if _, err = j.Merged(); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "EEC1 ("+eec1+") and Other ("+other+") share 0CF004FE") {
+		t.Errorf("J1939 clash: got %v, want ErrConflict naming both", err)
+	}
+}
+
+// testMergedClash: two interfaces' messages of one ID are both in the
+// merged database, the later under an ID of its own, and the
+// interfaces' databases are left as they were.
+func testMergedClash(t *testing.T, pt, clash string) {
+	c, err := LoadBuses(context.Background(), BusFiles{Interfaces: map[string][]string{"can0": {pt}, "can1": {clash}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := c.Merged()
+	if err != nil {
+		t.Fatal(err)
+	}
+	engine, other := c.Interfaces["can0"].Messages[0], c.Interfaces["can1"].Messages[0]
+	if got := m.DB.Message(256, false); got == nil || got != m.Of(engine) || got.Name != "Engine" {
+		t.Errorf("ID 256 in the merged database: got %v, want the copy of can0's Engine", got)
+	}
+	o := m.Of(other)
+	if o == nil || o.Name != "Other" || o.ID == 256 || m.DB.Message(o.ID, false) != o {
+		t.Fatalf("can1's Other in the merged database: got %+v, want it under an ID of its own", o)
+	}
+	if o.Signals[0].Message != o || other.Signals[0].Message != other || other.ID != 256 || other.Signals[0].Index != 0 {
+		t.Errorf("the copy's signal belongs to %p (want %p); the original's to %p (want %p), ID %d, index %d",
+			o.Signals[0].Message, o, other.Signals[0].Message, other, other.ID, other.Signals[0].Index)
 	}
 }

@@ -193,6 +193,15 @@ func (r *Router) Select(f *frame.Frame, names Namer) bool {
 // before the bus's first frame.
 func (r *Router) Routed(bus uint8) bool { return r.byBus[bus] != nil }
 
+// Database returns the database of the interface of bus, nil when it
+// has none or before the bus's first frame.
+func (r *Router) Database(bus uint8) *dbc.Database {
+	if rt := r.byBus[bus]; rt != nil {
+		return rt.db
+	}
+	return nil
+}
+
 // SharedAll returns the interfaces, in bus order, on which
 // RouterConfig.All knew the ID of some frame, when they are two or
 // more; nil otherwise. One database that knows frames of several buses

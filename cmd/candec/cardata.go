@@ -103,6 +103,6 @@ func (f *carDBCFlag) load(ctx context.Context) (sel *decodejob.Selector, name st
 		}
 		name = f.files.String()
 	}
-	sel, err = decodejob.NewSelector(ctx, b)
+	sel, err = decodejob.NewSelector(b)
 	return sel, name, err
 }

@@ -155,7 +155,7 @@ func newPolicySelector(ctx context.Context, spec dbc.BusFiles) (*Selector, error
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewSelector(ctx, b)
+	s, err := NewSelector(b)
 	if err != nil {
 		return nil, fmt.Errorf("decode: --policy: %w", err)
 	}
