@@ -14,8 +14,10 @@ import (
 )
 
 // ErrBusFiles is wrapped by every error of BusFiles.Set: a value that
-// does not say which DBC files decode which bus.
-var ErrBusFiles = errors.New("dbc: want [IFACE=]FILE[,FILE]")
+// does not say which DBC files decode which bus. Its text leaves out the
+// package's name: the error is shown after the flag or key that gave
+// the value ("--dbc", "dbc"), which says it.
+var ErrBusFiles = errors.New("want [IFACE=]FILE[,FILE]")
 
 // BusFiles names the DBC files of a capture of one or more buses, as
 // every command's --dbc and the service's dbc key give them: All for

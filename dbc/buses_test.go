@@ -34,7 +34,7 @@ func TestBusFilesSet(t *testing.T) {
 		{"a later value's file is for every interface", []string{"can1=adas.dbc", "a.dbc"},
 			BusFiles{All: []string{"a.dbc"}, Interfaces: map[string][]string{"can1": {"adas.dbc"}}}, ""},
 		{"blanks", []string{" can0 = pt.dbc , , b.dbc "}, BusFiles{Interfaces: map[string][]string{"can0": {"pt.dbc", "b.dbc"}}}, ""},
-		{"empty value", []string{""}, BusFiles{}, "dbc: want [IFACE=]FILE[,FILE]: empty value"},
+		{"empty value", []string{""}, BusFiles{}, "want [IFACE=]FILE[,FILE]: empty value"},
 		{"blank", []string{" "}, BusFiles{}, "empty value"},
 		{"only commas", []string{" , ,"}, BusFiles{}, "empty value"},
 		{"empty interface", []string{"=pt.dbc"}, BusFiles{}, `"=pt.dbc" names no interface before =`},

@@ -211,14 +211,23 @@ func (r *Router) SharedAll() []string {
 	if r.all == nil {
 		return nil
 	}
-	var out []string
-	for _, b := range r.Buses() {
-		if r.byBus[b.Bus] == r.all && b.Frames > b.Unknown+b.Remote+b.ErrorFrames {
-			out = append(out, b.Interface)
+	shared := func(b *BusStats) bool {
+		return b.Frames > b.Unknown+b.Remote+b.ErrorFrames && r.byBus[b.Bus] == r.all
+	}
+	n := 0
+	for i := range r.stats {
+		if shared(&r.stats[i]) {
+			n++
 		}
 	}
-	if len(out) < 2 {
-		return nil
+	if n < 2 {
+		return nil // without allocating: a service asks at every batch
+	}
+	out := make([]string, 0, n)
+	for i := range r.stats {
+		if shared(&r.stats[i]) {
+			out = append(out, r.stats[i].Interface)
+		}
 	}
 	return out
 }

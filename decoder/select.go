@@ -19,8 +19,12 @@ type Selector struct {
 	// that has one: the merged database is that set, and a frame of
 	// such an interface passes on whatever its ID (the consumer counts
 	// the unknown ones, as it does with one database for all).
-	single  bool
-	clashes uint64
+	single bool
+	// What Select left out besides remote and error frames: frames of
+	// an interface without a database, of an ID their interface's
+	// database does not define (with one set of files, the consumer
+	// counts those), and J1939 clashes (see rekey).
+	noDatabase, unknown, clashes uint64
 }
 
 // NewSelector returns a Selector of the loaded buses b, whose merged
@@ -40,10 +44,19 @@ func NewSelector(b *dbc.Buses, m *dbc.Merged) *Selector {
 // interface that has one). Select allocates nothing.
 func (s *Selector) Select(f *frame.Frame, names Namer) bool {
 	known := s.r.Select(f, names)
-	if s.single {
-		return known || s.r.Routed(f.Bus)
+	switch {
+	case !s.r.Routed(f.Bus):
+		s.noDatabase++
+		return false
+	case s.single:
+		return true
+	case !known:
+		if f.Flags&(frame.Remote|frame.Error) == 0 {
+			s.unknown++
+		}
+		return false
 	}
-	return known && s.rekey(f)
+	return s.rekey(f)
 }
 
 // rekey gives f, a frame its interface's database knows, the ID of its
@@ -72,6 +85,11 @@ func (s *Selector) rekey(f *frame.Frame) bool {
 // SharedAll.
 func (s *Selector) Router() *Router { return s.r }
 
-// Clashes counts the frames left out because the merged database would
-// take them for another message (see Select).
-func (s *Selector) Clashes() uint64 { return s.clashes }
+// Left returns the counts of the frames Select left out: of an
+// interface without a database; of an ID their interface's database
+// does not define (none with one set of files: the consumer counts
+// those); J1939 frames that the merged database would take for another
+// message (see Select).
+func (s *Selector) Left() (noDatabase, unknown, clashes uint64) {
+	return s.noDatabase, s.unknown, s.clashes
+}

@@ -80,7 +80,7 @@ func (c *Selected) Finish(w io.Writer, cmd, prefix, name string) error {
 				termtext.Clean(strings.Join(c.s.buses.Files.Of(b.Interface), ",")))
 		}
 	}
-	if n := c.sel.Clashes(); n > 0 {
+	if _, _, n := c.sel.Left(); n > 0 {
 		fmt.Fprintf(w, prefix+"%d J1939 frames left out: their ID is another interface's message\n", n)
 	}
 	writeShared(w, prefix, c.s.buses.Files, r.SharedAll())
