@@ -154,7 +154,7 @@ func (b *BusFiles) Hash(ctx context.Context) (string, error) {
 	}
 	for _, name := range b.Names() {
 		if err := add(name, b.Interfaces[name]); err != nil {
-			return "", err
+			return "", fmt.Errorf("%w (the DBC of %s)", err, name)
 		}
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil

@@ -106,11 +106,11 @@ func ingestStore(ctx context.Context, dir string) (lake.Store, error) {
 // ingestBuses loads the DBC files of spec, one set per interface, and
 // returns them with the hash the lake records.
 func ingestBuses(ctx context.Context, spec dbc.BusFiles) ([]ingest.Bus, string, error) {
-	hash, err := spec.Hash(ctx)
+	b, err := dbc.LoadBuses(ctx, spec)
 	if err != nil {
 		return nil, "", fmt.Errorf("ingest: %w", err)
 	}
-	b, err := dbc.LoadBuses(ctx, spec)
+	hash, err := spec.Hash(ctx)
 	if err != nil {
 		return nil, "", fmt.Errorf("ingest: %w", err)
 	}
