@@ -11,20 +11,12 @@ import (
 	"github.com/yukart/candec/decoder"
 )
 
-// busName names the interface of a raw frame by its bus index, as the
+// busNames names the interface of a raw frame by its bus index, as the
 // raw batch's format does (package rawbatch: 0 is can0): the IFACE of
-// dbc's IFACE=FILE.
-var busName = func() (n [256]string) {
-	for i := range n {
-		n[i] = "can" + strconv.Itoa(i)
-	}
-	return n
-}()
-
-// busNames is busName as a decoder.Namer.
+// dbc's IFACE=FILE. A Router asks once for each bus, at its first frame.
 type busNames struct{}
 
-func (busNames) Interface(bus uint8) string { return busName[bus] }
+func (busNames) Interface(bus uint8) string { return "can" + strconv.Itoa(int(bus)) }
 
 // NewBuses is New for the DBCs by interface of Config.DBCFiles, loaded
 // with dbc.LoadBuses. The frames of an interface are decoded with its
@@ -66,7 +58,7 @@ func (s *Service) take() bool {
 	if r := c.sel.Router(); !r.Routed(s.f.Bus) && !c.logged[s.f.Bus] {
 		c.logged[s.f.Bus] = true
 		s.log.Warn("frames of an interface without a DBC are left out (counted in candec_frames_no_dbc_total)",
-			"interface", busName[s.f.Bus], "dbc", strings.Join(s.cfg.DBC, ","))
+			"interface", busNames{}.Interface(s.f.Bus), "dbc", strings.Join(s.cfg.DBC, ","))
 	}
 	return false
 }

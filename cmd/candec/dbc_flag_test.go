@@ -418,7 +418,9 @@ func TestDBCFlagErrors(t *testing.T) {
 		{"tune --write-policy", func(v string) []string {
 			return []string{"tune", "--write-policy", out + ".yaml", "--dbc", v, c.capture}
 		}, false},
-		{"plot", func(v string) []string { return []string{"plot", "--signals", "*", "-o", out + ".svg", "--dbc", v, c.capture} }, false},
+		{"plot", func(v string) []string {
+			return []string{"plot", "--signals", "*", "-o", out + ".svg", "--dbc", v, c.capture}
+		}, false},
 		{"ingest", func(v string) []string {
 			return []string{"ingest", "--broker", "mqtt://127.0.0.1:1", "--out-dir", out, "--dbc", v}
 		}, true},
