@@ -212,3 +212,24 @@ func testMergedClash(t *testing.T, pt, clash string) {
 			o.Signals[0].Message, o, other.Signals[0].Message, other, other.ID, other.Signals[0].Index)
 	}
 }
+
+// FuzzBusFilesSet: any --dbc value is read or refused with ErrBusFiles,
+// never a panic; what is read reads back the same from String.
+func FuzzBusFilesSet(f *testing.F) {
+	for _, s := range []string{"a.dbc", "can0=a.dbc,can1=b.dbc", "can0=a,b,can1=c", "=a", "can0=", ",", "a=b=c", "can0=a,can0=b", " x / y = z "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		var b BusFiles
+		if err := b.Set(v); err != nil {
+			if !errors.Is(err, ErrBusFiles) {
+				t.Fatalf("Set(%q): %v, not ErrBusFiles", v, err)
+			}
+			return
+		}
+		var again BusFiles
+		if err := again.Set(b.String()); err != nil || !reflect.DeepEqual(again, b) {
+			t.Fatalf("Set(%q) = %+v; String %q reads back as %+v (%v)", v, b, b.String(), again, err)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,3 +70,26 @@ func TestRunErrors(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestUnseenInterfaceKeepsOutput: a --dbc IFACE= that names no
+// interface of the capture fails the decode only once it is written:
+// the output (values or envelopes) is kept, the error is a *UsageError
+// naming the interface and the capture's own.
+func TestUnseenInterfaceKeepsOutput(t *testing.T) {
+	const capture = "(1791563856.000000) can0 0A0#E803070000000000\n(1791563856.100000) can0 0A0#E803070000000000\n"
+	for _, policy := range []*Policy{nil, {File: "default"}} {
+		out := filepath.Join(t.TempDir(), "out")
+		var stderr bytes.Buffer
+		err := Run(context.Background(), Config{
+			Inputs: []string{"-"}, Out: out, Policy: policy, Stdin: strings.NewReader(capture), Stdout: &bytes.Buffer{}, Stderr: &stderr,
+			DBCs: dbc.BusFiles{Interfaces: map[string][]string{"can0": {yukartDBC}, "can9": {yukartDBC}}},
+		})
+		var u *UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), "--dbc can9="+yukartDBC+": no interface can9 in stdin (its interfaces are can0)") {
+			t.Errorf("policy %v: got %v, want a *UsageError naming can9", policy != nil, err)
+		}
+		if b, err := os.ReadFile(out); err != nil || len(b) == 0 {
+			t.Errorf("policy %v: the output: %d bytes (%v), want it kept", policy != nil, len(b), err)
+		}
+	}
+}

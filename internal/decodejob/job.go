@@ -194,29 +194,8 @@ func decodeOne(ctx context.Context, cfg *Config, pol *Selector, sel *busDecoders
 	}
 	defer of.Abort()
 
-	if p := cfg.Policy; p != nil {
-		file := p.File
-		if file == "default" {
-			file = ""
-		}
-		opts := p.PolicyOptions
-		opts.Name = shown
-		in := pol.Source(src)
-		derr := RunPolicy(ctx, of, cfg.Stderr, pol.DB, file, in, opts)
-		if derr == nil {
-			derr = in.Finish(cfg.Stderr, "decode", "candec decode: ", shown)
-		}
-		var cut *CutError
-		if derr != nil && (!errors.As(derr, &cut) || cut.Empty) {
-			return derr // nothing to keep (or a broken output): the file that was there stays
-		}
-		// The envelopes before a bad line or an interrupt are whole and
-		// are kept, as in the plain decode; the error still ends the
-		// decode with an error.
-		if err := of.Commit(); err != nil {
-			return fmt.Errorf("decode: %w", err)
-		}
-		return derr
+	if cfg.Policy != nil {
+		return decodePolicy(ctx, cfg, pol, src, of, shown)
 	}
 
 	sink, err := cfg.Format.New(of, func() (string, error) { return cfg.DBCs.Hash(context.WithoutCancel(ctx)) })
@@ -246,6 +225,34 @@ func decodeOne(ctx context.Context, cfg *Config, pol *Selector, sel *busDecoders
 	}
 	if serr := sel.summary(cfg.Stderr, shown, sink.Truncated()); derr == nil {
 		derr = serr
+	}
+	return derr
+}
+
+// decodePolicy runs the capture src (shown as shown) through the
+// policy of cfg into of.
+func decodePolicy(ctx context.Context, cfg *Config, pol *Selector, src capture.Source, of *outfile.File, shown string) error {
+	file := cfg.Policy.File
+	if file == "default" {
+		file = ""
+	}
+	opts := cfg.Policy.PolicyOptions
+	opts.Name = shown
+	in := pol.Source(src)
+	derr := RunPolicy(ctx, of, cfg.Stderr, pol.DB, file, in, opts)
+	var cut *CutError
+	if derr != nil && (!errors.As(derr, &cut) || cut.Empty) {
+		return derr // nothing to keep (or a broken output): the file that was there stays
+	}
+	// The envelopes before a bad line or an interrupt are whole and are
+	// kept, as in the plain decode, and so are those of a capture that
+	// lacked an interface --dbc names; the error still ends the decode
+	// with an error.
+	if err := of.Commit(); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	if ferr := in.Finish(cfg.Stderr, "decode", "candec decode: ", shown); derr == nil {
+		derr = ferr
 	}
 	return derr
 }
