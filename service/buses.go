@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -46,6 +47,7 @@ type busCheck struct {
 	noDatabase, unknown uint64
 	logged              [256]bool // a bus without a DBC, logged
 	shared              bool      // SharedAll, logged
+	nextShared          time.Time // when to look at SharedAll again
 }
 
 // take reports whether the engine takes s.f (see NewBuses), having
@@ -75,9 +77,12 @@ func (s *Service) syncBuses() {
 	s.m.noDBC.Add(float64(noDB - c.noDatabase))
 	s.m.unknownID.Add(float64(unknown + clashes - c.unknown))
 	c.noDatabase, c.unknown = noDB, unknown+clashes
-	if c.shared {
+	// SharedAll looks at every bus: once a second is soon enough.
+	now := s.now()
+	if c.shared || now.Before(c.nextShared) {
 		return
 	}
+	c.nextShared = now.Add(time.Second)
 	if shared := c.sel.Router().SharedAll(); shared != nil {
 		c.shared = true
 		files, _ := s.cfg.DBCFiles()
