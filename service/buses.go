@@ -51,10 +51,11 @@ type busCheck struct {
 }
 
 // take reports whether the engine takes s.f (see NewBuses), having
-// given it the ID of its message in the engine's database.
+// given it the ID of its message in the engine's database. The service
+// has s.buses.
 func (s *Service) take() bool {
 	c := s.buses
-	if c == nil || c.sel.Select(&s.f, busNames{}) {
+	if c.sel.Select(&s.f, busNames{}) {
 		return true
 	}
 	if r := c.sel.Router(); !r.Routed(s.f.Bus) && !c.logged[s.f.Bus] {

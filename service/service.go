@@ -589,7 +589,7 @@ func (s *Service) handleBatch(b []byte, topic string) {
 	}
 	for i := range n {
 		batch.Frame(i, &s.f)
-		if s.take() {
+		if s.buses == nil || s.take() {
 			s.engine.Frame(&s.f)
 		}
 	}
