@@ -73,3 +73,30 @@ func fullNames(vals []Value) string {
 	}
 	return s
 }
+
+// BenchmarkSelectorSelect is what the service adds per frame with a DBC
+// by interface (dbc IFACE=FILE): the choice of the frame and its new
+// ID, for the radar's 0x100, which the car's DBC also defines.
+func BenchmarkSelectorSelect(b *testing.B) {
+	car, radar := routerDBs(b)
+	buses := &dbc.Buses{
+		Files:      dbc.BusFiles{Interfaces: map[string][]string{"can0": {"car.dbc"}, "can1": {"radar.dbc"}}},
+		Interfaces: map[string]*dbc.Database{"can0": car, "can1": radar}}
+	m, err := buses.Merged()
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := NewSelector(buses, m)
+	var ns Namer = testNames
+	f := on(1, frameOf(0x100, 1, 2, 3, 4), 0)
+	g := *f
+	ok := false
+	b.ReportAllocs()
+	for b.Loop() {
+		g.ID = f.ID
+		ok = s.Select(&g, ns)
+	}
+	if !ok {
+		b.Fatal("not selected")
+	}
+}
