@@ -222,13 +222,13 @@ func (b *Buses) Single() (db *Database, ok bool) {
 
 // Merged is one Database of the messages of every interface's, for a
 // consumer that decodes with one database (the pipeline) while the
-// frames are chosen by interface beforehand (decoder.Router.Select).
-// Two interfaces' databases may define one ID as different messages
-// (a powertrain bus's 0x224 is not the radar bus's): the later one's
-// copy in DB then has an ID that no interface's database uses, and a
-// frame of its interface is given that ID (Key) before DB decodes it.
-// The copies' IDs are therefore DB's own: name a message's ID from the
-// interface's database, not from DB.
+// frames are chosen by interface beforehand (decoder.Selector). Two
+// interfaces' databases may define one ID as different messages (a
+// powertrain bus's 0x224 is not the radar bus's): the later one's copy
+// in DB then has an ID that no interface's database uses, and a frame
+// of its interface is given that ID before DB decodes it (the Selector
+// does). The copies' IDs are therefore DB's own: name a message's ID
+// from the interface's database, not from DB.
 type Merged struct {
 	DB   *Database
 	twin map[*Message]*Message // an interface's message → its copy in DB
@@ -267,7 +267,11 @@ func (b *Buses) Merged() (*Merged, error) {
 	out := &Merged{twin: map[*Message]*Message{}}
 	var msgs []*Message
 	taken := map[Key]*Message{}
-	pgns := map[uint32]*Message{}
+	type pgnOwner struct {
+		m  *Message
+		db *Database
+	}
+	pgns := map[uint32]pgnOwner{}
 	free := freeIDs(used)
 	for _, db := range dbs {
 		for _, m := range db.Messages {
@@ -281,10 +285,13 @@ func (b *Buses) Merged() (*Merged, error) {
 				}
 			}
 			if m.J1939 {
-				if prev := pgns[m.PGN()]; prev != nil {
-					return nil, b.clash(prev, m, "PGN "+strconv.FormatUint(uint64(m.PGN()), 10))
+				// One database's J1939 messages of one PGN are its own
+				// affair (it keeps the first); two databases' clash.
+				if prev, ok := pgns[m.PGN()]; !ok {
+					pgns[m.PGN()] = pgnOwner{m, db}
+				} else if prev.db != db {
+					return nil, b.clash(prev.m, m, "PGN "+strconv.FormatUint(uint64(m.PGN()), 10))
 				}
-				pgns[m.PGN()] = m
 			}
 			c := copyMessage(m, k)
 			taken[k] = m

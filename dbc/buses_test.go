@@ -185,6 +185,24 @@ func TestLoadBuses(t *testing.T) {
 	if _, err = j.Merged(); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "EEC1 ("+eec1+") and Other ("+other+") share 0CF004FE") {
 		t.Errorf("J1939 clash: got %v, want ErrConflict naming both", err)
 	}
+	// Another sender of the same PGN on another bus: its frames would
+	// find the first by PGN.
+	sa := write("sa.dbc", j1939+"BO_ 2364540159 EEC1b: 8 X\n SG_ Y : 0|8@1+ (1,0) [0|255] \"\" X\n")
+	j, err = LoadBuses(ctx, BusFiles{Interfaces: map[string][]string{"can0": {eec1}, "can1": {sa}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = j.Merged(); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "share PGN 61444") {
+		t.Errorf("J1939 PGN clash: got %v, want ErrConflict naming the PGN", err)
+	}
+	// Two of one PGN in one database are its own affair.
+	j, err = LoadBuses(ctx, BusFiles{Interfaces: map[string][]string{"can0": {eec1, sa}, "can1": {pt}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err = j.Merged(); err != nil {
+		t.Errorf("one database's two messages of one PGN: %v", err)
+	}
 }
 
 // testMergedClash: two interfaces' messages of one ID are both in the
