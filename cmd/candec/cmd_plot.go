@@ -64,15 +64,18 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	defer in.Close()
 	src := sel.Source(in)
 	d, err := plot.Collect(ctx, src, cfg)
+	// An IFACE= that names no interface of the capture fails plot, once
+	// the chart is written; it is most likely why a signal had no frame.
+	ferr := src.Finish(e.stderr, "plot", "candec plot: ", fs.Arg(0))
 	if err != nil {
 		if errors.Is(err, plot.ErrTooMany) {
 			return &exitError{2, err}
 		}
+		if ferr != nil {
+			return &exitError{2, ferr}
+		}
 		return err
 	}
-	// An IFACE= that names no interface of the capture fails plot,
-	// once the chart is written.
-	ferr := src.Finish(e.stderr, "plot", "candec plot: ", fs.Arg(0))
 	if m := d.MissingText(); m != "" {
 		fmt.Fprintln(e.stderr, "warning:", m)
 	}

@@ -96,12 +96,12 @@ func runTuneReport(ctx context.Context, e env, f *tuneFlags, sel *decodejob.Sele
 	rep, err := tune.Analyze(src, tune.Config{
 		DB: sel.DB, Policy: pol, Subscribers: *f.subs, Window: *f.window, TopicTemplate: *f.template,
 	})
-	if err != nil {
-		return err
-	}
 	// An IFACE= that names no interface of the capture fails tune, once
 	// the report is out.
 	ferr := src.Finish(e.stderr, "tune", "candec tune: ", name)
+	if err != nil {
+		return err
+	}
 	if err := writeTuneReport(e, f, rep, pol); err != nil {
 		return err
 	}
