@@ -79,21 +79,29 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	if m := d.MissingText(); m != "" {
 		fmt.Fprintln(e.stderr, "warning:", m)
 	}
-	w, err := outfile.Create(*out, e.stdout, inputs...)
+	if err := writePlot(e, d, *out, format, inputs); err != nil {
+		return err
+	}
+	if ferr != nil {
+		return &exitError{2, ferr}
+	}
+	return nil
+}
+
+// writePlot draws d to out, written aside and renamed into place.
+func writePlot(e env, d *plot.Data, out string, format chart.Format, inputs []string) error {
+	w, err := outfile.Create(out, e.stdout, inputs...)
 	if err != nil {
 		return fmt.Errorf("plot: -o: %w", err)
 	}
 	defer w.Abort()
 	c, width, height := d.Chart()
 	if err := chart.Write(w, c, width, height, format); err != nil {
-		return fmt.Errorf("plot: write %s: %w", *out, err)
+		return fmt.Errorf("plot: write %s: %w", out, err)
 	}
 	if err := w.Commit(); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "wrote %s (%d signals in %d panels)\n", *out, len(d.Series), len(d.Panels()))
-	if ferr != nil {
-		return &exitError{2, ferr}
-	}
+	fmt.Fprintf(e.stderr, "wrote %s (%d signals in %d panels)\n", out, len(d.Series), len(d.Panels()))
 	return nil
 }
