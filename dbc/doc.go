@@ -112,4 +112,15 @@
 // whatever its priority, source address and, for PDU1, destination.
 // Two J1939 messages with one PGN keep the first for such frames, with
 // a warning.
+//
+// # Buses
+//
+// BusFiles is what every candec command's --dbc (and the service's dbc
+// key) says: "[IFACE=]FILE[,...]", files for every interface or for one
+// interface alone; it is a flag.Value. LoadBuses loads each interface's
+// files (Buses), and Buses.Merged makes one Database of every
+// interface's messages for a consumer that decodes with one database,
+// giving a message that another interface's DBC defines under the same
+// ID an ID of its own (see decoder.Selector, which chooses and rekeys
+// the frames for it).
 package dbc

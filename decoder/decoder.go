@@ -87,6 +87,21 @@ func New(db *dbc.Database) *Decoder {
 // one frame: a buffer of this capacity never grows.
 func (d *Decoder) MaxSignals() int { return d.maxSignals }
 
+// find returns the plan of f's message, as Decode looks it up (a data
+// frame), or nil.
+func (d *Decoder) find(f *frame.Frame) *plan {
+	if f.Flags&frame.Extended == 0 {
+		if f.ID < uint32(len(d.std)) {
+			return d.std[f.ID]
+		}
+		return nil
+	}
+	if p := d.ext[f.ID]; p != nil || d.pgn == nil {
+		return p
+	}
+	return d.pgn[dbc.PGN(f.ID)]
+}
+
 // Decode decodes frame f into values appended to buf[:0] and returns the
 // frame's message with the values, in the message's signal order. It
 // allocates only when cap(buf) is smaller than the message's signal

@@ -98,6 +98,11 @@
 //
 // Like Decode, Router.Decode allocates nothing.
 //
+// A consumer that decodes with one database (the pipeline) gets the same
+// choice from a Selector: the database is dbc.Buses.Merged's, and
+// Selector.Select passes on only the frames their own interface's
+// database decodes, rekeyed to their message's ID there.
+//
 // # Encoding
 //
 // EncodeRaw and EncodePhys write a signal into a payload, the inverse of

@@ -220,3 +220,72 @@ func BenchmarkRouterDecode8Signals(b *testing.B) {
 	}
 	sinkF = vals[0].Phys
 }
+
+// TestRouterSelect: Select says of every frame what Decode's ok says,
+// and counts it the same, without decoding; it allocates nothing.
+func TestRouterSelect(t *testing.T) {
+	car, radar := routerDBs(t)
+	cfgs := []RouterConfig{
+		{All: car},
+		{Interfaces: map[string]*dbc.Database{"can0": car, "can1": radar}},
+		{All: car, Interfaces: map[string]*dbc.Database{"can1": radar, "can7": nil}},
+	}
+	frames := []*frame.Frame{
+		on(0, benchFrame(), 0), on(1, benchFrame(), 0), on(1, frameOf(0x100, 1, 2), 0), // short Target
+		on(1, frameOf(0x200, 1), 0), on(0, frameOf(0x200, 1), 0), on(2, frameOf(0x7FF), 0),
+		on(0, benchFrame(), frame.Remote), on(1, frameOf(0x200), frame.Error), on(7, benchFrame(), 0),
+	}
+	for i, cfg := range cfgs {
+		dec, _ := NewRouter(cfg)
+		sel, _ := NewRouter(cfg)
+		for j, f := range frames {
+			_, want := dec.Decode(f, testNames)
+			if got := sel.Select(f, testNames); got != want {
+				t.Errorf("config %d, frame %d (%X on bus %d): Select %v, Decode's ok %v", i, j, f.ID, f.Bus, got, want)
+			}
+			if got, want := sel.Routed(f.Bus), dec.Buses() != nil && dec.stats[f.Bus].Routed; got != want {
+				t.Errorf("config %d, frame %d: Routed %v, want %v", i, j, got, want)
+			}
+		}
+		if got, want := sel.Buses(), dec.Buses(); !reflect.DeepEqual(got, want) {
+			t.Errorf("config %d: Select counted\n%+v\nDecode\n%+v", i, got, want)
+		}
+	}
+	r, _ := NewRouter(cfgs[1])
+	f := on(1, frameOf(0x200, 1), 0)
+	if n := testing.AllocsPerRun(100, func() { r.Select(f, testNames) }); n != 0 {
+		t.Errorf("Select: %v allocations, want 0", n)
+	}
+}
+
+// TestRouterSharedAll: the database for every interface is named when
+// it knew frames of two buses or more, not for frames it did not know
+// nor for interfaces that have their own.
+func TestRouterSharedAll(t *testing.T) {
+	car, radar := routerDBs(t)
+	for _, tc := range []struct {
+		name   string
+		cfg    RouterConfig
+		frames []*frame.Frame
+		want   []string
+	}{
+		{"two buses", RouterConfig{All: car}, []*frame.Frame{on(0, benchFrame(), 0), on(1, benchFrame(), 0)}, []string{"can0", "can1"}},
+		{"one bus", RouterConfig{All: car}, []*frame.Frame{on(0, benchFrame(), 0), on(0, benchFrame(), 0)}, nil},
+		{"unknown IDs on the other", RouterConfig{All: car}, []*frame.Frame{on(0, benchFrame(), 0), on(1, frameOf(0x7FF), 0)}, nil},
+		{"remote frames on the other", RouterConfig{All: car}, []*frame.Frame{on(0, benchFrame(), 0), on(1, benchFrame(), frame.Remote)}, nil},
+		{"the other has its own", RouterConfig{All: car, Interfaces: map[string]*dbc.Database{"can1": radar}},
+			[]*frame.Frame{on(0, benchFrame(), 0), on(1, benchFrame(), 0)}, nil},
+		{"by interface only", RouterConfig{Interfaces: map[string]*dbc.Database{"can0": car, "can1": car}},
+			[]*frame.Frame{on(0, benchFrame(), 0), on(1, benchFrame(), 0)}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, _ := NewRouter(tc.cfg)
+			for _, f := range tc.frames {
+				r.Select(f, testNames)
+			}
+			if got := r.SharedAll(); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

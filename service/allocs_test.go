@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/frame"
 )
 
@@ -13,11 +14,25 @@ import (
 // allocations in steady state: parsing a received batch, running its
 // frames through the engine, queueing the envelopes and taking them out
 // for the MQTT client.
+//
+// With NewBuses (the DBC chosen by interface, as candec run does) too.
 func TestHandleBatchAllocs(t *testing.T) {
-	s, err := New(testConfig(t, "mqtt://127.0.0.1:1"), loadTestDB(t), nil, prometheus.NewRegistry())
+	db := loadTestDB(t)
+	s, err := New(testConfig(t, "mqtt://127.0.0.1:1"), db, nil, prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
+	b := &dbc.Buses{Files: dbc.BusFiles{Interfaces: map[string][]string{"can0": {"test.dbc"}}}, Interfaces: map[string]*dbc.Database{"can0": db}}
+	sb, err := NewBuses(testConfig(t, "mqtt://127.0.0.1:1"), b, nil, prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*Service{"New": s, "NewBuses": sb} {
+		t.Run(name, func(t *testing.T) { handleBatchAllocs(t, s) })
+	}
+}
+
+func handleBatchAllocs(t *testing.T, s *Service) {
 	s.out.setConnected(true)
 	ts := time.Now().UnixNano()
 	var seq uint64

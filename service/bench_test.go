@@ -16,6 +16,21 @@ import (
 // MQTT client (whose write is not included). One op is one pass over the
 // 20 s capture (17,827 frames); ns/frame is the figure to read.
 func BenchmarkHandleBatch(b *testing.B) {
+	benchHandleBatch(b, func(cfg Config, db *dbc.Database) (*Service, error) {
+		return New(cfg, db, nil, prometheus.NewRegistry())
+	})
+}
+
+// BenchmarkHandleBatchBuses is BenchmarkHandleBatch through NewBuses,
+// as candec run builds the service: one DBC for every interface, each
+// frame's interface checked (decoder.Selector) before the engine.
+func BenchmarkHandleBatchBuses(b *testing.B) {
+	benchHandleBatch(b, func(cfg Config, db *dbc.Database) (*Service, error) {
+		return NewBuses(cfg, &dbc.Buses{Files: dbc.BusFiles{All: cfg.DBC}, All: db}, nil, prometheus.NewRegistry())
+	})
+}
+
+func benchHandleBatch(b *testing.B, newService func(Config, *dbc.Database) (*Service, error)) {
 	db, err := dbc.Load("../testdata/yukart.dbc")
 	if err != nil {
 		b.Fatal(err)
@@ -23,7 +38,7 @@ func BenchmarkHandleBatch(b *testing.B) {
 	frames := readCapture(b, "../testdata/idle.log", 20*time.Second)
 	cfg := testConfig(b, "mqtt://127.0.0.1:1")
 	cfg.Policy = ""
-	s, err := New(cfg, db, nil, prometheus.NewRegistry())
+	s, err := newService(cfg, db)
 	if err != nil {
 		b.Fatal(err)
 	}

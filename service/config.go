@@ -16,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/internal/flagenv"
 	"github.com/yukart/candec/internal/readfile"
@@ -86,7 +87,8 @@ type Config struct {
 	WindowTopic string
 	// WindowPeriod is the window stream's window in frame time.
 	WindowPeriod time.Duration
-	// DBC lists the DBC files.
+	// DBC lists the DBC files as given, each "FILE" for every interface
+	// or "IFACE=FILE" for one (see dbc.BusFiles and DBCFiles).
 	DBC []string
 	// Policy is the policy file; empty for the built-in default policy.
 	Policy string
@@ -226,8 +228,15 @@ var keys = append(connectionKeys(), []key{
 	strKey("window_topic", "window stream `topic`; empty for none", func(c *Config) *string { return &c.WindowTopic }),
 	durKey("window_period", "window stream window in frame time, a `duration` > 0", func(c *Config) *time.Duration { return &c.WindowPeriod }),
 	{
-		name: "dbc", help: "DBC `files` (comma-separated)", list: true, path: true,
+		name: "dbc", help: "DBC `[IFACE=]FILE[,FILE]`: for every interface, or with IFACE= for that interface (can<bus index>) alone", list: true, path: true,
 		set: func(c *Config, v string) error {
+			// Read as every command's --dbc reads it, for its errors.
+			if strings.TrimSpace(v) != "" {
+				var b dbc.BusFiles
+				if err := b.Set(v); err != nil {
+					return err
+				}
+			}
 			c.DBC = nil
 			for _, f := range strings.Split(v, ",") {
 				if f = strings.TrimSpace(f); f != "" {
@@ -526,7 +535,7 @@ func (c *Config) parseYAML(file string, data []byte) error {
 			return &ConfigError{Where: where, Key: name, Msg: "want " + want}
 		}
 		if k.path {
-			text = relativeTo(filepath.Dir(file), text)
+			text = relativeTo(filepath.Dir(file), text, name == "dbc")
 		}
 		if err := c.Set(Override{Where: where, Key: name, Value: text}); err != nil {
 			return err
@@ -537,18 +546,37 @@ func (c *Config) parseYAML(file string, data []byte) error {
 
 // relativeTo resolves the relative file names in a comma-separated list
 // against dir: a config file names its files as seen from where it lies,
-// wherever candec runs.
-func relativeTo(dir, list string) string {
+// wherever candec runs. With ifaces, an item may be IFACE=FILE.
+func relativeTo(dir, list string, ifaces bool) string {
 	if list == "" {
 		return ""
 	}
 	names := strings.Split(list, ",")
 	for i, n := range names {
-		if n = strings.TrimSpace(n); n != "" && !filepath.IsAbs(n) {
-			names[i] = filepath.Join(dir, n)
+		// With ifaces (dbc's IFACE=FILE), the file is after the "=".
+		iface, n, named := strings.Cut(strings.TrimSpace(n), "=")
+		if !named || !ifaces {
+			iface, n, named = "", strings.TrimSpace(names[i]), false
 		}
+		if n = strings.TrimSpace(n); n != "" && !filepath.IsAbs(n) {
+			n = filepath.Join(dir, n)
+		}
+		if named {
+			n = iface + "=" + n
+		}
+		names[i] = n
 	}
 	return strings.Join(names, ",")
+}
+
+// DBCFiles returns the files of DBC by interface, as dbc.LoadBuses
+// takes them.
+func (c *Config) DBCFiles() (dbc.BusFiles, error) {
+	var b dbc.BusFiles
+	if err := b.Set(strings.Join(c.DBC, ",")); err != nil {
+		return b, c.errorf("dbc", "%v", err)
+	}
+	return b, nil
 }
 
 // Where returns where key was last set ("candec.yaml:7", "environment

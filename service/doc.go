@@ -171,6 +171,7 @@
 //	candec_bridge_restarts_total           times the batch seq went backwards
 //	candec_raw_publishers                  seq streams (publishers) active on the raw topic
 //	candec_frames_unknown_id_total         frames of IDs not in the DBC
+//	candec_frames_no_dbc_total             frames of an interface without a DBC (dbc IFACE=FILE names others)
 //	candec_frames_decoded_total            frames decoded
 //	candec_values_decoded_total            signal values decoded
 //	candec_j1939_sources                   J1939 sources seen, with {sa} in the topic template
@@ -223,7 +224,7 @@
 //	encoding          json                      json or msgpack
 //	window_topic      (none: off)               window stream topic
 //	window_period     10ms                      window stream window, frame time
-//	dbc               (required)                DBC files
+//	dbc               (required)                DBC files: [IFACE=]FILE, IFACE can<bus index>
 //	policy            (built-in default)        policy file (docs/policy.md)
 //	metrics_addr      127.0.0.1:9464            /metrics and /healthz; empty: off
 //	log_format        text                      text or json

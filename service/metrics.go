@@ -69,6 +69,7 @@ type metrics struct {
 	rawInvalid     []prometheus.Counter // by invalidReasons' index
 	bridgeRestarts prometheus.Counter
 	unknownID      prometheus.Counter
+	noDBC          prometheus.Counter
 	decoded        prometheus.Counter
 	values         prometheus.Counter
 	published      []prometheus.Counter // by pipeline.OutKind
@@ -104,6 +105,7 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 		rawDropped:     counter("candec_raw_frames_dropped_total", "Raw frames dropped by the service because its input queue was full."),
 		bridgeRestarts: counter("candec_bridge_restarts_total", "Times the raw batches' seq went backwards (the bridge restarted)."),
 		unknownID:      counter("candec_frames_unknown_id_total", "Frames whose CAN ID is not in the DBC."),
+		noDBC:          counter("candec_frames_no_dbc_total", "Frames of an interface without a DBC (dbc IFACE=FILE names others), left out."),
 		decoded:        counter("candec_frames_decoded_total", "Frames of a message in the DBC, decoded."),
 		values:         counter("candec_values_decoded_total", "Signal values decoded."),
 		publishErrors:  counter("candec_publish_errors_total", "Publishes the MQTT client failed (the message is retried)."),
@@ -136,7 +138,7 @@ func newMetrics(reg prometheus.Registerer, queueDepth, connected func() float64)
 	cs := []prometheus.Collector{
 		build,
 		m.rawBatches, m.rawFrames, m.rawLost, m.rawDropped, invalid, m.bridgeRestarts,
-		m.unknownID, m.decoded, m.values, m.publishErrors,
+		m.unknownID, m.noDBC, m.decoded, m.values, m.publishErrors,
 		m.connections, m.latency, pub, sup,
 		m.connectFailures, m.takeovers, m.rawPublishers, m.sources, m.clashes,
 		m.clock.late, m.clock.outliers, m.clock.discontinuities,

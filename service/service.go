@@ -110,6 +110,10 @@ type Service struct {
 	stats    pipeline.Stats
 	badLog   rateLimit
 
+	// The choice of a DBC by interface (NewBuses), nil with New; owned
+	// by the engine goroutine too.
+	buses *busCheck
+
 	// The raw topic's publishers, as their seq streams tell them; owned
 	// by the engine goroutine too.
 	publishers                int
@@ -585,7 +589,9 @@ func (s *Service) handleBatch(b []byte, topic string) {
 	}
 	for i := range n {
 		batch.Frame(i, &s.f)
-		s.engine.Frame(&s.f)
+		if s.buses == nil || s.take() {
+			s.engine.Frame(&s.f)
+		}
 	}
 	if n > 0 {
 		// The engine's newest frame time on its timebase: a frame it
@@ -628,6 +634,7 @@ func (s *Service) advance() {
 }
 
 func (s *Service) syncStats() {
+	s.syncBuses()
 	cur := s.engine.Stats()
 	s.m.add(&s.stats, &cur)
 	s.m.clock.log(s.log, s.now(), s.engine.Now(), &cur)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/cardata"
+	"github.com/yukart/candec/internal/decodejob"
 )
 
 // builtInDBCHelp ends the help of a --dbc flag whose default is the
@@ -42,4 +43,66 @@ func loadCarDBC(ctx context.Context, files []string, builtIn bool) (db *dbc.Data
 	}
 	db, err = dbc.LoadContext(ctx, files...)
 	return db, strings.Join(files, ","), err
+}
+
+// carDBCFlag is a --dbc (dbc.BusFiles) whose default is the car's DBC:
+// the file cardata.DBCFile, or its copy built into candec where the
+// file is missing (outside a clone). A --dbc given replaces the default.
+type carDBCFlag struct {
+	files dbc.BusFiles
+	given bool
+}
+
+// carDBCVar adds --dbc to fs, a carDBCFlag.
+func carDBCVar(fs *flag.FlagSet) *carDBCFlag {
+	f := &carDBCFlag{files: dbc.BusFiles{All: []string{cardata.DBCFile}}}
+	fs.Var(f, "dbc", dbcHelp+builtInDBCHelp)
+	return f
+}
+
+func (f *carDBCFlag) String() string {
+	if f == nil {
+		return ""
+	}
+	return f.files.String()
+}
+
+func (f *carDBCFlag) Set(v string) error {
+	if !f.given {
+		f.files, f.given = dbc.BusFiles{}, true
+	}
+	return f.files.Set(v)
+}
+
+// builtIn says that the built-in copy of the car's DBC stands in for
+// the files: --dbc was not given and its default is missing.
+func (f *carDBCFlag) builtIn() bool { return !f.given && cardata.Missing(cardata.DBCFile) }
+
+// inputs are the files named, which no output may be: none when the
+// built-in copy stands in.
+func (f *carDBCFlag) inputs() []string {
+	if f.builtIn() {
+		return nil
+	}
+	return f.files.Files()
+}
+
+// load loads the DBCs of f (dbc.LoadBuses) and returns what chooses,
+// for a command that decodes with one database, the frames each
+// interface's DBC decodes; name is what was loaded, for messages.
+func (f *carDBCFlag) load(ctx context.Context) (sel *decodejob.Selector, name string, err error) {
+	b := &dbc.Buses{}
+	if f.builtIn() {
+		if b.All, err = cardata.LoadDBC(); err != nil {
+			return nil, "", err
+		}
+		name = cardata.DBCName
+	} else {
+		if b, err = dbc.LoadBuses(ctx, f.files); err != nil {
+			return nil, "", err
+		}
+		name = f.files.String()
+	}
+	sel, err = decodejob.NewSelector(b)
+	return sel, name, err
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/yukart/candec/benchmarks/fleet"
@@ -125,7 +126,7 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 	if err != nil {
 		return fmt.Errorf("bench: find the candec binary: %w", err)
 	}
-	dbcPath, err := filepath.Abs(*f.dbc)
+	dbcPath, err := fleetDBC(*f.dbc)
 	if err != nil {
 		return err
 	}
@@ -169,10 +170,15 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 
 // makeCars makes the fleet's drives before the run, on every core.
 func makeCars(ctx context.Context, e env, f fleetFlags, drive time.Duration) ([]fleet.Car, error) {
-	db, err := dbc.LoadContext(ctx, *f.dbc)
+	files, err := fleetDBCFiles(*f.dbc)
 	if err != nil {
 		return nil, err
 	}
+	b, err := dbc.LoadBuses(ctx, files)
+	if err != nil {
+		return nil, fmt.Errorf("bench: --fleet-dbc: %w", err)
+	}
+	db := b.All
 	frames, err := fleet.ReadFrames(ctx, *f.capture)
 	if err != nil {
 		return nil, err
@@ -203,4 +209,33 @@ func fleetDir(workDir string) (string, bool, error) {
 	}
 	d, err := os.MkdirTemp("", "candec-fleet-")
 	return d, false, err
+}
+
+// fleetDBCFiles reads --fleet-dbc as every --dbc is read (dbc.BusFiles):
+// the fleet's cars send one bus, so its files are for every interface.
+func fleetDBCFiles(v string) (dbc.BusFiles, error) {
+	var files dbc.BusFiles
+	if err := files.Set(v); err != nil {
+		return files, &exitError{2, fmt.Errorf("bench: --fleet-dbc: %w", err)}
+	}
+	if len(files.Interfaces) > 0 {
+		return files, &exitError{2, fmt.Errorf("bench: --fleet-dbc %s: the fleet's cars send one bus: give its DBC as FILE[,FILE], not IFACE=FILE", v)}
+	}
+	return files, nil
+}
+
+// fleetDBC is --fleet-dbc with absolute file names, for the ingests,
+// which run elsewhere.
+func fleetDBC(v string) (string, error) {
+	files, err := fleetDBCFiles(v)
+	if err != nil {
+		return "", err
+	}
+	abs := make([]string, len(files.All))
+	for i, f := range files.All {
+		if abs[i], err = filepath.Abs(f); err != nil {
+			return "", err
+		}
+	}
+	return strings.Join(abs, ","), nil
 }

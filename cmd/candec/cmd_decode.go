@@ -8,43 +8,18 @@ import (
 	"path"
 	"runtime"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/decodejob"
 	"github.com/yukart/candec/internal/outformat"
 	"github.com/yukart/candec/pipeline"
 )
 
-// dbcFlag collects --dbc values: "FILE[,FILE]" for every interface, or
-// "IFACE=FILE[,FILE]" for one interface of a multi-bus capture.
-type dbcFlag struct {
-	all   []string
-	iface map[string][]string
-}
-
-func (d *dbcFlag) String() string { return "" }
-
-func (d *dbcFlag) Set(v string) error {
-	name, files, ok := strings.Cut(v, "=")
-	if !ok {
-		d.all = append(d.all, splitList(v)...)
-		return nil
-	}
-	if name == "" || files == "" {
-		return fmt.Errorf("want IFACE=FILE[,FILE], got %q", v)
-	}
-	if d.iface == nil {
-		d.iface = map[string][]string{}
-	}
-	d.iface[name] = append(d.iface[name], splitList(files)...)
-	return nil
-}
-
 func runDecode(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "decode", "--dbc [IFACE=]FILE[,FILE] [flags] CAPTURE|DIR...|-")
-	var dbcs dbcFlag
-	fs.Var(&dbcs, "dbc", "DBC `[IFACE=]FILE[,FILE]`: files for every interface, or with IFACE= for one interface (repeatable)")
+	var dbcs dbc.BusFiles
+	fs.Var(&dbcs, "dbc", dbcHelp)
 	format := fs.String("format", "json", "output format: "+outformat.Help()+"; see docs/decode-output.md and docs/lake.md")
 	signals := fs.String("signals", "", "only signals whose name or message.signal matches this glob (comma-separated globs)")
 	policy := fs.String("policy", "", "run the publishing policy (YAML; \"default\" for the built-in one) and print the envelopes the service would publish")
@@ -63,7 +38,7 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	}
 	// Everything the command line says is checked before the output is
 	// created: a mistake must not cost the user an existing file.
-	if len(dbcs.all) == 0 && len(dbcs.iface) == 0 {
+	if dbcs.Empty() {
 		return &exitError{2, errors.New("decode: --dbc is required")}
 	}
 	f, err := decodeFormat(e, *format, *out)
@@ -84,7 +59,7 @@ func runDecode(ctx context.Context, e env, args []string) error {
 	}
 	cfg := decodejob.Config{
 		Inputs:      names,
-		DBCs:        decodejob.DBCs{All: dbcs.all, Interfaces: dbcs.iface},
+		DBCs:        dbcs,
 		Signals:     globs,
 		Format:      f,
 		Out:         *out,

@@ -10,8 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/decodejob"
 	"github.com/yukart/candec/internal/ingest"
 	"github.com/yukart/candec/internal/lake"
 	"github.com/yukart/candec/internal/lake/s3store"
@@ -31,8 +28,8 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "ingest", "--broker URL --dbc [IFACE=]FILE --out-dir LAKE [flags] [TOPIC-FILTER...]  (default: "+ingest.DefaultFilter+")")
 	conn := brokerFlags(fs, ingest.ClientIDPrefix+"ID")
 	fs.Lookup("client-id").Usage = "not used: the client id is " + ingest.ClientIDPrefix + "<--id>"
-	var dbcs dbcFlag
-	fs.Var(&dbcs, "dbc", "DBC `[IFACE=]FILE[,FILE]`: the car's, for every interface or with IFACE= for one (repeatable)")
+	var dbcs dbc.BusFiles
+	fs.Var(&dbcs, "dbc", "the car's "+dbcHelp)
 	outDir := fs.String("out-dir", "", "the lake: a `DIR`, or s3://bucket/prefix (docs/lake.md), shared with the other instances")
 	group := fs.String("group", "", "subscribe as $share/`NAME`/FILTER: the instances of a group split the messages")
 	leave := fs.Bool("leave", false, "at SIGTERM, leave for good: unsubscribe, take what is on its way, commit, end the session (the group's others take this instance's share)")
@@ -46,7 +43,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if len(dbcs.all) == 0 && len(dbcs.iface) == 0 {
+	if dbcs.Empty() {
 		return &exitError{2, errors.New("ingest: --dbc is required")}
 	}
 	if *outDir == "" {
@@ -64,8 +61,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	spec := decodejob.DBCs{All: dbcs.all, Interfaces: dbcs.iface}
-	buses, hash, err := ingestBuses(ctx, spec)
+	buses, hash, err := ingestBuses(ctx, dbcs)
 	if err != nil {
 		return err
 	}
@@ -109,30 +105,21 @@ func ingestStore(ctx context.Context, dir string) (lake.Store, error) {
 
 // ingestBuses loads the DBC files of spec, one set per interface, and
 // returns them with the hash the lake records.
-func ingestBuses(ctx context.Context, spec decodejob.DBCs) ([]ingest.Bus, string, error) {
-	hash, err := spec.Hash()
+func ingestBuses(ctx context.Context, spec dbc.BusFiles) ([]ingest.Bus, string, error) {
+	b, err := dbc.LoadBuses(ctx, spec)
 	if err != nil {
-		return nil, "", fmt.Errorf("ingest: %s", strings.TrimPrefix(err.Error(), "decode: "))
+		return nil, "", fmt.Errorf("ingest: %w", err)
+	}
+	hash, err := spec.Hash(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("ingest: %w", err)
 	}
 	var buses []ingest.Bus
-	if len(spec.All) > 0 {
-		db, err := dbc.LoadContext(ctx, spec.All...)
-		if err != nil {
-			return nil, "", err
-		}
-		buses = append(buses, ingest.Bus{DB: db})
+	if b.All != nil {
+		buses = append(buses, ingest.Bus{DB: b.All})
 	}
-	names := make([]string, 0, len(spec.Interfaces))
-	for name := range spec.Interfaces {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
-		db, err := dbc.LoadContext(ctx, spec.Interfaces[name]...)
-		if err != nil {
-			return nil, "", err
-		}
-		buses = append(buses, ingest.Bus{Interface: name, DB: db})
+	for _, name := range spec.Names() {
+		buses = append(buses, ingest.Bus{Interface: name, DB: b.Interfaces[name]})
 	}
 	return buses, hash, nil
 }

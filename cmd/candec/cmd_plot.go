@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/internal/chart"
@@ -16,8 +15,8 @@ import (
 )
 
 func runPlot(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "plot", "--dbc FILE[,FILE] --signals GLOB -o FILE.svg|FILE.png [--policy FILE] CAPTURE|-")
-	dbcs := carDBC(fs, "DBC `FILE[,FILE]`")
+	fs := newFlags(e, "plot", "--dbc [IFACE=]FILE[,FILE] --signals GLOB -o FILE.svg|FILE.png [--policy FILE] CAPTURE|-")
+	dbcs := carDBCVar(fs)
 	signals := fs.String("signals", "", "`GLOB` on signal names or Message.Signal (required), such as \"*Speed*\"")
 	out := fs.String("o", "", "output `FILE`: .svg or .png (required)")
 	policy := fs.String("policy", "", "policy `FILE`: overlay what the service would publish under it")
@@ -39,15 +38,15 @@ func runPlot(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return &exitError{2, fmt.Errorf("plot: -o: %w", err)}
 	}
-	dbcFiles, builtIn := carDBCFiles(fs, strings.Split(*dbcs, ","))
-	inputs := append([]string{fs.Arg(0), *policy}, dbcFiles...)
+	inputs := append([]string{fs.Arg(0), *policy}, dbcs.inputs()...)
 	if err := outfile.CheckNotInput(*out, inputs...); err != nil {
 		return &exitError{2, fmt.Errorf("plot: -o: %w", err)}
 	}
-	db, _, err := loadCarDBC(ctx, dbcFiles, builtIn)
+	sel, _, err := dbcs.load(ctx)
 	if err != nil {
-		return err
+		return fmt.Errorf("plot: %w", err)
 	}
+	db := sel.DB
 	cfg := plot.Config{DB: db, Signals: *signals}
 	if *policy != "" {
 		if cfg.Policy, err = pipeline.LoadPolicyContext(ctx, *policy); err != nil {
@@ -63,28 +62,46 @@ func runPlot(ctx context.Context, e env, args []string) error {
 		return fmt.Errorf("plot: %w", err)
 	}
 	defer in.Close()
-	d, err := plot.Collect(ctx, in, cfg)
+	src := sel.Source(in)
+	d, err := plot.Collect(ctx, src, cfg)
+	// An IFACE= that names no interface of the capture fails plot, once
+	// the chart is written; it is most likely why a signal had no frame.
+	ferr := src.Finish(e.stderr, "plot", "candec plot: ", fs.Arg(0))
 	if err != nil {
 		if errors.Is(err, plot.ErrTooMany) {
 			return &exitError{2, err}
+		}
+		if ferr != nil {
+			return &exitError{2, ferr}
 		}
 		return err
 	}
 	if m := d.MissingText(); m != "" {
 		fmt.Fprintln(e.stderr, "warning:", m)
 	}
-	w, err := outfile.Create(*out, e.stdout, inputs...)
+	if err := writePlot(e, d, *out, format, inputs); err != nil {
+		return err
+	}
+	if ferr != nil {
+		return &exitError{2, ferr}
+	}
+	return nil
+}
+
+// writePlot draws d to out, written aside and renamed into place.
+func writePlot(e env, d *plot.Data, out string, format chart.Format, inputs []string) error {
+	w, err := outfile.Create(out, e.stdout, inputs...)
 	if err != nil {
 		return fmt.Errorf("plot: -o: %w", err)
 	}
 	defer w.Abort()
 	c, width, height := d.Chart()
 	if err := chart.Write(w, c, width, height, format); err != nil {
-		return fmt.Errorf("plot: write %s: %w", *out, err)
+		return fmt.Errorf("plot: write %s: %w", out, err)
 	}
 	if err := w.Commit(); err != nil {
 		return fmt.Errorf("plot: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "wrote %s (%d signals in %d panels)\n", *out, len(d.Series), len(d.Panels()))
+	fmt.Fprintf(e.stderr, "wrote %s (%d signals in %d panels)\n", out, len(d.Series), len(d.Panels()))
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -47,7 +48,14 @@ func runRun(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := dbc.LoadContext(ctx, cfg.DBC...)
+	files, err := cfg.DBCFiles()
+	if err != nil {
+		return err
+	}
+	buses, err := dbc.LoadBuses(ctx, files)
+	if err == nil {
+		_, err = buses.Merged() // checked here to name where the files came from
+	}
 	if err != nil {
 		if w := cfg.Where("dbc"); w != "" {
 			// Name the config file (or variable, or flag) that gave it.
@@ -55,12 +63,10 @@ func runRun(ctx context.Context, e env, args []string) error {
 		}
 		return err
 	}
-	for _, w := range db.Warnings {
-		log.Warn("dbc quirk tolerated", "at", w.String())
-	}
+	logQuirks(log, buses)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	svc, err := service.New(cfg, db, log, reg)
+	svc, err := service.NewBuses(cfg, buses, log, reg)
 	if err != nil {
 		return err
 	}
@@ -72,4 +78,23 @@ func runRun(ctx context.Context, e env, args []string) error {
 	// never held up by a reload.
 	wg.Go(func() { svc.ReloadOn(hctx, hup) })
 	return svc.Run(ctx)
+}
+
+// logQuirks logs the quirks each database of b tolerated, once each, in
+// the order of the interfaces.
+func logQuirks(log *slog.Logger, b *dbc.Buses) {
+	dbs := []*dbc.Database{b.All}
+	for _, name := range b.Files.Names() {
+		dbs = append(dbs, b.Interfaces[name])
+	}
+	seen := map[*dbc.Database]bool{}
+	for _, db := range dbs {
+		if db == nil || seen[db] {
+			continue
+		}
+		seen[db] = true
+		for _, w := range db.Warnings {
+			log.Warn("dbc quirk tolerated", "at", w.String())
+		}
+	}
 }

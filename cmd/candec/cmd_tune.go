@@ -9,11 +9,10 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"strings"
 
 	"github.com/yukart/candec/capture"
-	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/chart"
+	"github.com/yukart/candec/internal/decodejob"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/tune"
 	"github.com/yukart/candec/pipeline"
@@ -21,9 +20,9 @@ import (
 )
 
 func runTune(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "tune", "--dbc FILE[,FILE] [--policy FILE] [flags] CAPTURE|-\n       candec tune --dbc FILE --budget N --write-policy OUT.yaml [pins] CAPTURE[=DBC[,DBC]]...")
+	fs := newFlags(e, "tune", "--dbc [IFACE=]FILE[,FILE] [--policy FILE] [flags] CAPTURE|-\n       candec tune --dbc [IFACE=]FILE --budget N --write-policy OUT.yaml [pins] CAPTURE[=DBC[,DBC]]...")
 	f := tuneFlags{
-		dbcs:     carDBC(fs, "DBC `FILE[,FILE]`"),
+		dbcs:     carDBCVar(fs),
 		policy:   fs.String("policy", "", "policy `FILE` (default: the built-in default policy); with --write-policy, the base the optimizer starts from and --keep keeps"),
 		subs:     fs.Int("subscribers", tune.DefaultSubscribers, "all-signal subscribers the deliveries are counted for (`N` ≥ 1)"),
 		top:      fs.Int("top", 20, "show the `N` costliest signals (0: all)"),
@@ -48,17 +47,17 @@ func runTune(ctx context.Context, e env, args []string) error {
 	if err := checkTuneCounts(*f.subs, *f.top, *f.budget); err != nil {
 		return err
 	}
-	dbcFiles, builtIn := carDBCFiles(fs, strings.Split(*f.dbcs, ","))
-	f.inputs = append(append([]string{*f.policy}, fs.Args()...), dbcFiles...)
+	f.inputs = append(append([]string{*f.policy}, fs.Args()...), f.dbcs.inputs()...)
 	if *f.svg != "" {
 		var err error
 		if f.format, err = checkTuneChart(*f.svg, f.inputs); err != nil {
 			return err
 		}
 	}
-	db, dbcName, err := loadCarDBC(ctx, dbcFiles, builtIn)
+	sel, dbcName, err := f.dbcs.load(ctx)
+	f.dbcName = dbcName
 	if err != nil {
-		return err
+		return fmt.Errorf("tune: %w", err)
 	}
 	warnRanges(e, db, dbcName)
 	var pol *pipeline.PolicyFile
@@ -68,36 +67,54 @@ func runTune(ctx context.Context, e env, args []string) error {
 		}
 	}
 	if *f.write != "" {
-		return runOptimize(ctx, e, &f, db, pol, fs.Args())
+		return runOptimize(ctx, e, &f, sel, pol, fs.Args())
 	}
-	return runTuneReport(ctx, e, &f, db, dbcName, pol, fs.Arg(0))
+	return runTuneReport(ctx, e, &f, sel, pol, fs.Arg(0))
 }
 
 // tuneFlags are tune's flags, parsed.
 type tuneFlags struct {
-	dbcs, policy, template, svg *string
-	subs, top                   *int
-	window, asJSON, skip        *bool
-	budget                      *float64
-	inputs                      []string
-	format                      chart.Format
+	dbcs                  *carDBCFlag
+	policy, template, svg *string
+	subs, top             *int
+	window, asJSON, skip  *bool
+	budget                *float64
+	inputs                []string
+	dbcName               string
+	format                chart.Format
 	optimizeOpts
 }
 
 // runTuneReport reports what policy pol (the default when nil) costs and
 // loses on one capture.
-func runTuneReport(ctx context.Context, e env, f *tuneFlags, db *dbc.Database, dbcName string, pol *pipeline.PolicyFile, name string) error {
+func runTuneReport(ctx context.Context, e env, f *tuneFlags, sel *decodejob.Selector, pol *pipeline.PolicyFile, name string) error {
 	in, err := capture.OpenContext(ctx, name, capture.Options{SkipInvalid: *f.skip, Stdin: e.stdin})
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
 	defer in.Close()
-	rep, err := tune.Analyze(in, tune.Config{
-		DB: db, Policy: pol, Subscribers: *f.subs, Window: *f.window, TopicTemplate: *f.template,
+	src := sel.Source(in)
+	rep, err := tune.Analyze(src, tune.Config{
+		DB: sel.DB, Policy: pol, Subscribers: *f.subs, Window: *f.window, TopicTemplate: *f.template,
 	})
+	// An IFACE= that names no interface of the capture fails tune, once
+	// the report is out.
+	ferr := src.Finish(e.stderr, "tune", "candec tune: ", name)
 	if err != nil {
 		return err
 	}
+	if err := writeTuneReport(e, f, rep, pol); err != nil {
+		return err
+	}
+	if ferr != nil {
+		return &exitError{2, ferr}
+	}
+	return nil
+}
+
+// writeTuneReport writes the report rep of policy pol (nil: the
+// default), and its chart with --svg.
+func writeTuneReport(e env, f *tuneFlags, rep *tune.Report, pol *pipeline.PolicyFile) error {
 	polName := "default"
 	if pol != nil {
 		polName = pol.Name()
@@ -117,7 +134,7 @@ func runTuneReport(ctx context.Context, e env, f *tuneFlags, db *dbc.Database, d
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(e.stdout, "policy: %s   DBC: %s\n", polName, dbcName)
+	fmt.Fprintf(e.stdout, "policy: %s   DBC: %s\n", polName, f.dbcName)
 	return rep.WriteText(e.stdout, *f.top)
 }
 

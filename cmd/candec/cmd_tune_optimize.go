@@ -15,6 +15,7 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/decodejob"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/tune"
 	"github.com/yukart/candec/pipeline"
@@ -88,7 +89,7 @@ func globValue(v string) (glob, value string) {
 
 // runOptimize reads every capture, optimizes and writes the policy file,
 // aside and renamed into place: an interrupt leaves no half-written file.
-func runOptimize(ctx context.Context, e env, f *tuneFlags, db *dbc.Database, pol *pipeline.PolicyFile, names []string) error {
+func runOptimize(ctx context.Context, e env, f *tuneFlags, sel *decodejob.Selector, pol *pipeline.PolicyFile, names []string) error {
 	pins, err := f.pins()
 	if err != nil {
 		return &exitError{2, err}
@@ -106,12 +107,19 @@ func runOptimize(ctx context.Context, e env, f *tuneFlags, db *dbc.Database, pol
 		return fmt.Errorf("tune: --write-policy: %w", err)
 	}
 	defer w.Abort()
-	if db, err = agreeingDBC(ctx, caps, db, *f.dbcs); err != nil {
+	db, err := agreeingDBC(ctx, caps, sel.DB, f.dbcName)
+	if err != nil {
 		return err
 	}
 	var recs []*tune.Recording
 	for _, c := range caps {
-		r, err := recordCapture(ctx, c.file, db, *f.skip)
+		// A capture of its own DBC files is decoded with them on every
+		// interface; the others as --dbc says.
+		var s *decodejob.Selector
+		if len(c.dbcs) == 0 {
+			s = sel
+		}
+		r, err := recordCapture(ctx, e, c.file, db, s, *f.skip)
 		if err != nil {
 			return err
 		}
@@ -155,8 +163,9 @@ func writePlan(e env, plan *tune.Plan, asJSON bool, top int) error {
 	return plan.WriteText(e.stdout, top)
 }
 
-// recordCapture reads capture name into memory.
-func recordCapture(ctx context.Context, name string, db *dbc.Database, skip bool) (*tune.Recording, error) {
+// recordCapture reads capture name into memory, through sel when not
+// nil (see decodejob.Selector).
+func recordCapture(ctx context.Context, e env, name string, db *dbc.Database, sel *decodejob.Selector, skip bool) (*tune.Recording, error) {
 	if name == "-" {
 		return nil, &exitError{2, errors.New("tune: --write-policy reads each capture many times: name files, not standard input")}
 	}
@@ -165,7 +174,18 @@ func recordCapture(ctx context.Context, name string, db *dbc.Database, skip bool
 		return nil, fmt.Errorf("tune: %w", err)
 	}
 	defer in.Close()
-	return tune.Record(ctx, name, in, db)
+	if sel == nil {
+		return tune.Record(ctx, name, in, db)
+	}
+	src := sel.Source(in)
+	r, err := tune.Record(ctx, name, src, db)
+	if err != nil {
+		return nil, err
+	}
+	if err := src.Finish(e.stderr, "tune", "candec tune: ", name); err != nil {
+		return nil, &exitError{2, err}
+	}
+	return r, nil
 }
 
 // captureArg is a capture of tune --write-policy: its file, and the DBC

@@ -29,7 +29,7 @@ func TestDecodeInputs(t *testing.T) {
 		{name: "no capture", args: []string{"--dbc", dbcFile}, wantErr: "no CAPTURE given"},
 		{name: "bad format", args: []string{"--dbc", dbcFile, "--format", "xml", "-"}, wantErr: `unknown --format "xml"`},
 		{name: "bad glob", args: []string{"--dbc", dbcFile, "--signals", "[", "-"}, wantErr: "bad --signals glob"},
-		{name: "bad iface spec", args: []string{"--dbc", "can0=", "-"}, wantErr: "want IFACE=FILE"},
+		{name: "bad iface spec", args: []string{"--dbc", "can0=", "-"}, wantErr: `"can0=" names no file after =`},
 		{name: "missing dbc file", args: []string{"--dbc", "nope.dbc", "-"}, wantErr: "nope.dbc"},
 		{name: "malformed line stops", args: []string{"--dbc", dbcFile, "-"}, wantErr: "decode: stdin:2: column 28: invalid character 'G'"},
 		{

@@ -13,7 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
-	"github.com/yukart/candec/internal/decodejob"
+	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/lake"
 )
 
@@ -242,7 +242,7 @@ func TestDecodeLakeBusy(t *testing.T) {
 	if stderr, err := runDecodeArgs(t, "--dbc", yukartDBC, "--out-dir", outDir, idleLog); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
-	h, err := decodejob.DBCs{All: []string{yukartDBC}}.Hash()
+	h, err := (&dbc.BusFiles{All: []string{yukartDBC}}).Hash(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

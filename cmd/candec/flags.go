@@ -12,6 +12,9 @@ import (
 // The helpers every command's flags use: range checks that name the flag
 // and exit with status 2, lists, and whether an output is a terminal.
 
+// dbcHelp is the help of every --dbc flag (a dbc.BusFiles).
+const dbcHelp = "DBC `[IFACE=]FILE[,FILE]`: for every interface, or with IFACE= for that interface alone, whose frames no other DBC decodes (can0=pt.dbc,can1=adas.dbc; repeatable)"
+
 // firstError returns the first non-nil error.
 func firstError(errs ...error) error {
 	for _, err := range errs {

@@ -11,51 +11,13 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/yukart/candec/dbc"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var yukartDBC = filepath.Join("..", "..", "testdata", "yukart.dbc")
-
-// TestDBCsHash: the lake's DBC identity changes with the files'
-// contents and with which interface a file decodes, not with the order
-// the interfaces were named in.
-func TestDBCsHash(t *testing.T) {
-	dir := t.TempDir()
-	a := filepath.Join(dir, "a.dbc")
-	b := filepath.Join(dir, "b.dbc")
-	os.WriteFile(a, []byte("VERSION \"a\"\n"), 0o644)
-	os.WriteFile(b, []byte("VERSION \"b\"\n"), 0o644)
-	hash := func(d DBCs) string {
-		t.Helper()
-		h, err := d.Hash()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
-	}
-	all := hash(DBCs{All: []string{a}})
-	tests := []struct {
-		name string
-		d    DBCs
-		same bool
-	}{
-		{"same", DBCs{All: []string{a}}, true},
-		{"other contents", DBCs{All: []string{b}}, false},
-		{"by interface", DBCs{Interfaces: map[string][]string{"can0": {a}}}, false},
-	}
-	for _, tt := range tests {
-		if got := hash(tt.d) == all; got != tt.same {
-			t.Errorf("%s: same hash %v, want %v", tt.name, got, tt.same)
-		}
-	}
-	x := hash(DBCs{Interfaces: map[string][]string{"can0": {a}, "can1": {b}}})
-	for range 5 { // map order must not matter
-		if y := hash(DBCs{Interfaces: map[string][]string{"can1": {b}, "can0": {a}}}); y != x {
-			t.Fatalf("got %s, want %s", y, x)
-		}
-	}
-}
 
 // TestRunErrors: what was asked for wrongly is a *UsageError, a failed
 // write a *WriteError (more than the write buffer holds, so it fails
@@ -71,7 +33,8 @@ func TestRunErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"glob matching nothing", Config{Signals: []string{"NoSuch*"}}, good, true, false, `decode: --signals "NoSuch*" matches no signal in ` + yukartDBC},
-		{"policy by interface", Config{DBCs: DBCs{Interfaces: map[string][]string{"can0": {yukartDBC}}}, Policy: &Policy{File: "default"}}, good, true, false, "decode: --policy takes one set"},
+		{"interface not in the capture", Config{DBCs: dbc.BusFiles{Interfaces: map[string][]string{"can7": {yukartDBC}}}}, good, true, false, "decode: --dbc can7=" + yukartDBC + ": no interface can7 in stdin (its interfaces are can0)"},
+		{"policy, interface not in the capture", Config{DBCs: dbc.BusFiles{Interfaces: map[string][]string{"can7": {yukartDBC}}}, Policy: &Policy{File: "default"}}, good, true, false, "decode: --dbc can7="},
 		{"negative tail", Config{Policy: &Policy{File: "default", PolicyOptions: PolicyOptions{Tail: -time.Second}}}, good, true, false, "decode: --tail must be 0 or more"},
 		{"broken output", Config{Stdout: failWriter{}}, strings.Repeat(good, 5000), false, true, "decode: write: "},
 		{"bad line", Config{}, "(1791563856.000000) can0 0A0#FAZZ\n", false, false, "decode: stdin:1: "},
@@ -107,3 +70,26 @@ func TestRunErrors(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestUnseenInterfaceKeepsOutput: a --dbc IFACE= that names no
+// interface of the capture fails the decode only once it is written:
+// the output (values or envelopes) is kept, the error is a *UsageError
+// naming the interface and the capture's own.
+func TestUnseenInterfaceKeepsOutput(t *testing.T) {
+	const capture = "(1791563856.000000) can0 0A0#E803070000000000\n(1791563856.100000) can0 0A0#E803070000000000\n"
+	for _, policy := range []*Policy{nil, {File: "default"}} {
+		out := filepath.Join(t.TempDir(), "out")
+		var stderr bytes.Buffer
+		err := Run(context.Background(), Config{
+			Inputs: []string{"-"}, Out: out, Policy: policy, Stdin: strings.NewReader(capture), Stdout: &bytes.Buffer{}, Stderr: &stderr,
+			DBCs: dbc.BusFiles{Interfaces: map[string][]string{"can0": {yukartDBC}, "can9": {yukartDBC}}},
+		})
+		var u *UsageError
+		if !errors.As(err, &u) || !strings.Contains(err.Error(), "--dbc can9="+yukartDBC+": no interface can9 in stdin (its interfaces are can0)") {
+			t.Errorf("policy %v: got %v, want a *UsageError naming can9", policy != nil, err)
+		}
+		if b, err := os.ReadFile(out); err != nil || len(b) == 0 {
+			t.Errorf("policy %v: the output: %d bytes (%v), want it kept", policy != nil, len(b), err)
+		}
+	}
+}

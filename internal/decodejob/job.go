@@ -21,7 +21,7 @@ type Config struct {
 	// Inputs are capture files and directories, or "-" alone for Stdin.
 	Inputs []string
 	// DBCs are the DBC files, for every interface or by interface.
-	DBCs DBCs
+	DBCs dbc.BusFiles
 	// Signals are globs of signal names or message.signal; none for
 	// every signal.
 	Signals []string
@@ -124,19 +124,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if _, ok := outformat.LakeFormat(); cfg.OutDir != "" && !ok {
 		return &UsageError{errors.New("decode: no format of this build writes a lake (the car's build has no Parquet); use the developer's build")}
 	}
-	// Every input is checked before the output is created.
+	// Every input is checked before the output is created. The DBCs
+	// are read whole, as they always were: an interrupt is seen once
+	// the decode runs.
 	var (
-		db  *dbc.Database // with a policy: one set of DBCs, as the service
-		sel *busDecoders  // without: per-interface DBCs
+		pol *Selector    // with a policy: one database, as the service
+		sel *busDecoders // without: a Router
 		err error
 	)
 	if cfg.Policy != nil {
-		if len(cfg.DBCs.Interfaces) > 0 {
-			return &UsageError{errors.New("decode: --policy takes one set of DBC files for all interfaces, as the service does")}
-		}
-		db, err = dbc.Load(cfg.DBCs.All...)
+		pol, err = newPolicySelector(context.WithoutCancel(ctx), cfg.DBCs)
 	} else {
-		sel, err = newBusDecoders(cfg.DBCs, cfg.Signals)
+		sel, err = newBusDecoders(context.WithoutCancel(ctx), cfg.DBCs, cfg.Signals)
 	}
 	if err != nil {
 		return err
@@ -147,11 +146,24 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		return decodeMany(ctx, &cfg, sel)
 	}
-	return decodeOne(ctx, &cfg, db, sel)
+	return decodeOne(ctx, &cfg, pol, sel)
+}
+
+// newPolicySelector loads the DBCs of a policy run.
+func newPolicySelector(ctx context.Context, spec dbc.BusFiles) (*Selector, error) {
+	b, err := dbc.LoadBuses(ctx, spec)
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewSelector(b)
+	if err != nil {
+		return nil, fmt.Errorf("decode: --policy: %w", err)
+	}
+	return s, nil
 }
 
 // decodeOne decodes the one capture (or stdin) of cfg.
-func decodeOne(ctx context.Context, cfg *Config, db *dbc.Database, sel *busDecoders) error {
+func decodeOne(ctx context.Context, cfg *Config, pol *Selector, sel *busDecoders) error {
 	name := cfg.Inputs[0]
 	shown := name
 	if name == "-" {
@@ -182,28 +194,11 @@ func decodeOne(ctx context.Context, cfg *Config, db *dbc.Database, sel *busDecod
 	}
 	defer of.Abort()
 
-	if p := cfg.Policy; p != nil {
-		file := p.File
-		if file == "default" {
-			file = ""
-		}
-		opts := p.PolicyOptions
-		opts.Name = shown
-		derr := RunPolicy(ctx, of, cfg.Stderr, db, file, src, opts)
-		var cut *CutError
-		if derr != nil && (!errors.As(derr, &cut) || cut.Empty) {
-			return derr // nothing to keep (or a broken output): the file that was there stays
-		}
-		// The envelopes before a bad line or an interrupt are whole and
-		// are kept, as in the plain decode; the error still ends the
-		// decode with an error.
-		if err := of.Commit(); err != nil {
-			return fmt.Errorf("decode: %w", err)
-		}
-		return derr
+	if cfg.Policy != nil {
+		return decodePolicy(ctx, cfg, pol, src, of, shown)
 	}
 
-	sink, err := cfg.Format.New(of, cfg.DBCs.Hash)
+	sink, err := cfg.Format.New(of, func() (string, error) { return cfg.DBCs.Hash(context.WithoutCancel(ctx)) })
 	if err != nil {
 		return err
 	}
@@ -228,7 +223,37 @@ func decodeOne(ctx context.Context, cfg *Config, db *dbc.Database, sel *busDecod
 	if err := of.Commit(); err != nil {
 		return fmt.Errorf("decode: %w", err)
 	}
-	sel.summary(cfg.Stderr, shown, sink.Truncated())
+	if serr := sel.summary(cfg.Stderr, shown, sink.Truncated()); derr == nil {
+		derr = serr
+	}
+	return derr
+}
+
+// decodePolicy runs the capture src (shown as shown) through the
+// policy of cfg into of.
+func decodePolicy(ctx context.Context, cfg *Config, pol *Selector, src capture.Source, of *outfile.File, shown string) error {
+	file := cfg.Policy.File
+	if file == "default" {
+		file = ""
+	}
+	opts := cfg.Policy.PolicyOptions
+	opts.Name = shown
+	in := pol.Source(src)
+	derr := RunPolicy(ctx, of, cfg.Stderr, pol.DB, file, in, opts)
+	var cut *CutError
+	if derr != nil && (!errors.As(derr, &cut) || cut.Empty) {
+		return derr // nothing to keep (or a broken output): the file that was there stays
+	}
+	// The envelopes before a bad line or an interrupt are whole and are
+	// kept, as in the plain decode, and so are those of a capture that
+	// lacked an interface --dbc names; the error still ends the decode
+	// with an error.
+	if err := of.Commit(); err != nil {
+		return fmt.Errorf("decode: %w", err)
+	}
+	if ferr := in.Finish(cfg.Stderr, "decode", "candec decode: ", shown); derr == nil {
+		derr = ferr
+	}
 	return derr
 }
 

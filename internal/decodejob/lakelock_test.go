@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/lake"
 	"github.com/yukart/candec/internal/outformat"
 )
@@ -39,13 +40,13 @@ func TestLakeUnlockedAfterRun(t *testing.T) {
 		{"corrupt capture", context.Background(), bad, "bad.log:1:"},
 		{"interrupted", canceled, good, "interrupted"},
 	} {
-		cfg := Config{Inputs: []string{c.input}, OutDir: lk, Jobs: 1, DBCs: DBCs{All: []string{yukartDBC}},
+		cfg := Config{Inputs: []string{c.input}, OutDir: lk, Jobs: 1, DBCs: dbc.BusFiles{All: []string{yukartDBC}},
 			Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}
 		err := Run(c.ctx, cfg)
 		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
 			t.Errorf("%s: got %v, want %q", c.name, err, c.wantErr)
 		}
-		h, err := cfg.DBCs.Hash()
+		h, err := cfg.DBCs.Hash(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -162,7 +162,7 @@ func (m *manyRun) decodeFile(ctx context.Context, in inputFile, wantHash bool, w
 	err = decodeCapture(ctx, in.path, src, sel, write, func(n int64) { m.frames.Add(n - last); last = n })
 	m.frames.Add(sel.frames - last)
 	sel.skipped = src.Skipped()
-	r := fileResult{err: err, counts: decodeCounts{buses: sel.Buses(), unseen: sel.Unseen(), frames: sel.frames, skipped: sel.skipped, truncated: truncated()}}
+	r := fileResult{err: err, counts: sel.counts(truncated())}
 	if wantHash && sf.random && err == nil {
 		// Read at random (MF4): what went through the hash is not the
 		// content in order, so the content is hashed on its own.
@@ -218,7 +218,7 @@ func decodeMany(ctx context.Context, cfg *Config, sel *busDecoders) error {
 	if err != nil {
 		return err
 	}
-	writeSummary(cfg.Stderr, fmt.Sprintf("%d captures", len(files)-skipped-noFmt), sel.spec, total)
+	serr := writeSummary(cfg.Stderr, fmt.Sprintf("%d captures", len(files)-skipped-noFmt), sel.spec, total)
 	el := time.Since(start)
 	line := fmt.Sprintf("candec decode: %d captures, %d frames, %s in %.2fs (%.0f frames/s)", len(files)-skipped-noFmt, total.frames, written, el.Seconds(), float64(total.frames)/el.Seconds())
 	if noFmt > 0 {
@@ -231,7 +231,7 @@ func decodeMany(ctx context.Context, cfg *Config, sel *busDecoders) error {
 		line += fmt.Sprintf("; %d temporary files of an unfinished run removed", m.removed)
 	}
 	fmt.Fprintln(cfg.Stderr, line)
-	return nil
+	return serr
 }
 
 // failed says what to do with the result of capture i: nil to go on
@@ -260,7 +260,7 @@ func (m *manyRun) failed(i int, r fileResult) error {
 // capture's files depend on that capture alone, so the lake is the same
 // byte for byte whatever the number of jobs.
 func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
-	h, err := m.cfg.DBCs.Hash()
+	h, err := m.cfg.DBCs.Hash(context.WithoutCancel(ctx))
 	if err != nil {
 		return nil, "", err
 	}
@@ -331,7 +331,7 @@ func (m *manyRun) toStream(ctx context.Context) ([]fileResult, string, error) {
 		return nil, "", fmt.Errorf("decode: -o: %w", err)
 	}
 	defer of.Abort()
-	sink, err := m.cfg.Format.New(of, m.cfg.DBCs.Hash)
+	sink, err := m.cfg.Format.New(of, func() (string, error) { return m.cfg.DBCs.Hash(context.WithoutCancel(ctx)) })
 	if err != nil {
 		return nil, "", err
 	}

@@ -2,8 +2,6 @@ package decodejob
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"slices"
@@ -11,103 +9,27 @@ import (
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
-	"github.com/yukart/candec/internal/readfile"
 	"github.com/yukart/candec/internal/termtext"
 )
-
-// DBCs names the DBC files of a decode: All for every interface, and
-// Interfaces[name] for the one interface name of a multi-bus capture.
-type DBCs struct {
-	All        []string
-	Interfaces map[string][]string
-}
-
-// Files lists every DBC file named, for the check that the output is
-// none of them.
-func (d DBCs) Files() []string {
-	out := append([]string(nil), d.All...)
-	for _, fs := range d.Interfaces {
-		out = append(out, fs...)
-	}
-	return out
-}
-
-// Hash identifies the DBC files of d by their contents and by which
-// interface each decodes: the lake records it, and refuses to mix two.
-func (d DBCs) Hash() (string, error) {
-	h := sha256.New()
-	add := func(label string, files []string) error {
-		fmt.Fprintf(h, "%s\x00%d\x00", label, len(files))
-		for _, f := range files {
-			b, err := readfile.Read(context.Background(), f, dbc.MaxFileSize)
-			if err != nil {
-				return fmt.Errorf("decode: %w", err)
-			}
-			fmt.Fprintf(h, "%d\x00", len(b))
-			h.Write(b)
-		}
-		return nil
-	}
-	if err := add("*", d.All); err != nil {
-		return "", err
-	}
-	ifaces := make([]string, 0, len(d.Interfaces))
-	for k := range d.Interfaces {
-		ifaces = append(ifaces, k)
-	}
-	slices.Sort(ifaces)
-	for _, k := range ifaces {
-		if err := add(k, d.Interfaces[k]); err != nil {
-			return "", err
-		}
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
 
 // busDecoders is the plain decode's choice of DBC by interface: the
 // decoder.Router built from the DBCs and signal globs (which decodes
 // and counts), and what its summary names besides the Router's counts.
 type busDecoders struct {
 	*decoder.Router
-	spec    DBCs
+	spec    dbc.BusFiles
 	cfg     decoder.RouterConfig // for fresh
 	frames  int64                // every frame read
 	skipped int                  // malformed lines skipped (SkipInvalid)
 }
 
-// newBusDecoders loads every DBC set of spec, each set once, in an
-// order that makes the first error the same on every run.
-func newBusDecoders(spec DBCs, globs []string) (*busDecoders, error) {
-	loaded := map[string]*dbc.Database{}
-	load := func(files []string) (*dbc.Database, error) {
-		key := strings.Join(files, ",")
-		if db, ok := loaded[key]; ok {
-			return db, nil
-		}
-		db, err := dbc.Load(files...)
-		if err != nil {
-			return nil, err
-		}
-		loaded[key] = db
-		return db, nil
+// newBusDecoders loads every DBC set of spec (dbc.LoadBuses).
+func newBusDecoders(ctx context.Context, spec dbc.BusFiles, globs []string) (*busDecoders, error) {
+	b, err := dbc.LoadBuses(ctx, spec)
+	if err != nil {
+		return nil, err
 	}
-	cfg := decoder.RouterConfig{Interfaces: map[string]*dbc.Database{}, Signals: globs}
-	var err error
-	if len(spec.All) > 0 {
-		if cfg.All, err = load(spec.All); err != nil {
-			return nil, err
-		}
-	}
-	ifaces := make([]string, 0, len(spec.Interfaces))
-	for name := range spec.Interfaces {
-		ifaces = append(ifaces, name)
-	}
-	slices.Sort(ifaces)
-	for _, name := range ifaces {
-		if cfg.Interfaces[name], err = load(spec.Interfaces[name]); err != nil {
-			return nil, err
-		}
-	}
+	cfg := decoder.RouterConfig{All: b.All, Interfaces: b.Interfaces, Signals: globs}
 	r, err := decoder.NewRouter(cfg)
 	if err != nil {
 		return nil, &UsageError{fmt.Errorf("decode: --signals: %w", err)}
@@ -136,8 +58,13 @@ func (s *busDecoders) fresh() *busDecoders {
 // sent nothing, interfaces without a DBC, unknown IDs, remote and error
 // frames, values missing from short frames, skipped lines. A clean
 // decode writes nothing.
-func (s *busDecoders) summary(w io.Writer, name string, truncated int) {
-	writeSummary(w, name, s.spec, decodeCounts{buses: s.Buses(), unseen: s.Unseen(), frames: s.frames, skipped: s.skipped, truncated: truncated})
+func (s *busDecoders) summary(w io.Writer, name string, truncated int) error {
+	return writeSummary(w, name, s.spec, s.counts(truncated))
+}
+
+// counts are what the summary of s reports.
+func (s *busDecoders) counts(truncated int) decodeCounts {
+	return decodeCounts{buses: s.Buses(), unseen: s.Unseen(), shared: s.SharedAll(), frames: s.frames, skipped: s.skipped, truncated: truncated}
 }
 
 // decodeCounts are what a summary reports: of one capture, or added up
@@ -145,6 +72,7 @@ func (s *busDecoders) summary(w io.Writer, name string, truncated int) {
 type decodeCounts struct {
 	buses     []decoder.BusStats
 	unseen    []string
+	shared    []string // interfaces the DBC for every interface decoded
 	frames    int64
 	skipped   int
 	truncated int
@@ -169,6 +97,11 @@ func (c *decodeCounts) add(o decodeCounts, first bool) {
 		x.ErrorFrames += b.ErrorFrames
 		x.Short += b.Short
 	}
+	for _, iface := range o.shared {
+		if !slices.Contains(c.shared, iface) {
+			c.shared = append(c.shared, iface)
+		}
+	}
 	if first {
 		c.unseen = o.unseen
 	} else {
@@ -177,42 +110,82 @@ func (c *decodeCounts) add(o decodeCounts, first bool) {
 	slices.SortStableFunc(c.buses, func(a, b decoder.BusStats) int { return strings.Compare(a.Interface, b.Interface) })
 }
 
-func writeSummary(w io.Writer, name string, spec DBCs, c decodeCounts) {
+// writeSummary writes the summary of c and returns the error of an
+// IFACE= that names no interface of the capture(s).
+func writeSummary(w io.Writer, name string, spec dbc.BusFiles, c decodeCounts) error {
 	const p = "candec decode: "
-	files := func(iface string) []string {
-		if fs, ok := spec.Interfaces[iface]; ok {
-			return fs
-		}
-		return spec.All
-	}
 	if c.skipped > 0 {
 		fmt.Fprintf(w, p+"skipped %d malformed lines\n", c.skipped)
 	}
 	if c.frames == 0 {
 		fmt.Fprintf(w, p+"%s holds no frames\n", termtext.Clean(name))
-		return
+		return unseenError("decode", name, spec, c.unseen, nil)
 	}
 	// Interface names come from the capture: outside text.
-	for i, b := range c.buses {
-		b.Interface = termtext.Clean(b.Interface)
+	for _, b := range c.buses {
 		if !b.Routed {
-			fmt.Fprintf(w, p+"%s: %d frames not decoded: no --dbc for this interface\n", b.Interface, b.Frames)
+			writeNotRouted(w, p, b)
 			continue
 		}
+		iface := termtext.Clean(b.Interface)
 		if b.Unknown > 0 {
-			fmt.Fprintf(w, p+"%s: %d of %d frames had IDs not in %s\n", b.Interface, b.Unknown, b.Frames, termtext.Clean(strings.Join(files(c.buses[i].Interface), ",")))
+			fmt.Fprintf(w, p+"%s: %d of %d frames had IDs not in %s\n", iface, b.Unknown, b.Frames, termtext.Clean(strings.Join(spec.Of(b.Interface), ",")))
 		}
 		if r, e := b.Remote, b.ErrorFrames; r+e > 0 {
-			fmt.Fprintf(w, p+"%s: %d remote and %d error frames skipped (they carry no signals)\n", b.Interface, r, e)
+			fmt.Fprintf(w, p+"%s: %d remote and %d error frames skipped (they carry no signals)\n", iface, r, e)
 		}
 		if b.Short > 0 {
-			fmt.Fprintf(w, p+"%s: %d frames shorter than their message\n", b.Interface, b.Short)
+			fmt.Fprintf(w, p+"%s: %d frames shorter than their message\n", iface, b.Short)
 		}
 	}
 	if c.truncated > 0 {
 		fmt.Fprintf(w, p+"%d values left out: their signals do not fit in short frames\n", c.truncated)
 	}
-	for _, iface := range c.unseen {
-		fmt.Fprintf(w, p+"--dbc %s=%s: no frames on %s in %s\n", termtext.Clean(iface), termtext.Clean(strings.Join(spec.Interfaces[iface], ",")), termtext.Clean(iface), termtext.Clean(name))
+	writeShared(w, p, spec, c.shared)
+	return unseenError("decode", name, spec, c.unseen, c.buses)
+}
+
+// writeNotRouted says that the frames of b were not decoded, its
+// interface having no DBC: with --dbc IFACE=FILE, no other interface's
+// DBC stands in.
+func writeNotRouted(w io.Writer, p string, b decoder.BusStats) {
+	fmt.Fprintf(w, p+"%s: %d frames not decoded: no --dbc for this interface\n", termtext.Clean(b.Interface), b.Frames)
+}
+
+// writeShared warns, once, that the DBC given for every interface
+// decoded frames of several (shared, from decoder.Router.SharedAll):
+// most likely one bus's DBC read as another's.
+func writeShared(w io.Writer, p string, spec dbc.BusFiles, shared []string) {
+	if len(shared) < 2 {
+		return
 	}
+	ifaces := make([]string, len(shared))
+	for i, s := range shared {
+		ifaces[i] = termtext.Clean(s)
+	}
+	fmt.Fprintf(w, p+"warning: --dbc %s, given for every interface, decoded frames of %d: %s; one bus's DBC decodes another's IDs as the wrong messages: give each its own with --dbc IFACE=FILE (%s=…)\n",
+		termtext.Clean(strings.Join(spec.All, ",")), len(ifaces), strings.Join(ifaces, ", "), ifaces[0])
+}
+
+// unseenError is the error of the interfaces named by --dbc IFACE=FILE
+// (unseen, from decoder.Router.Unseen) that had no frame in the
+// capture name, whose interfaces were buses: a misspelt interface, or
+// the capture of another car. The capture's interfaces are known only
+// at its end, so the output is written by then (and kept); the command
+// still fails.
+func unseenError(cmd, name string, spec dbc.BusFiles, unseen []string, buses []decoder.BusStats) error {
+	if len(unseen) == 0 {
+		return nil
+	}
+	has := "it has none"
+	if len(buses) > 0 {
+		names := make([]string, len(buses))
+		for i, b := range buses {
+			names[i] = termtext.Clean(b.Interface)
+		}
+		has = "its interfaces are " + strings.Join(names, ", ")
+	}
+	iface := unseen[0]
+	return &UsageError{fmt.Errorf("%s: --dbc %s=%s: no interface %s in %s (%s)", cmd, termtext.Clean(iface),
+		termtext.Clean(strings.Join(spec.Interfaces[iface], ",")), termtext.Clean(iface), termtext.Clean(name), has)}
 }
