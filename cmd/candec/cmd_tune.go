@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 
 	"github.com/yukart/candec/capture"
+	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/chart"
 	"github.com/yukart/candec/internal/decodejob"
 	"github.com/yukart/candec/internal/outfile"
@@ -59,7 +60,7 @@ func runTune(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
-	warnRanges(e, db, dbcName)
+	warnRanges(e, sel.DB, dbcName)
 	var pol *pipeline.PolicyFile
 	if *f.policy != "" {
 		if pol, err = pipeline.LoadPolicyContext(ctx, *f.policy); err != nil {
