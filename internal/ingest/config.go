@@ -23,6 +23,11 @@ const (
 	DefaultRollBytes = 64 << 20
 	// DefaultRollAge is the longest a window waits to be committed.
 	DefaultRollAge = time.Minute
+	// DefaultRollMemory is the memory of the rows the vehicles' writers
+	// may hold before the ingest commits, whatever the bytes, age and
+	// count of the messages: sized for an instance of 1 GB (the Go heap
+	// grows to about twice what is live, and a commit needs its own).
+	DefaultRollMemory = 256 << 20
 	// ReceiveMaximum is the Receive Maximum the ingest sends the broker
 	// (MQTT v5): how many QoS 1 messages it may hold unacknowledged.
 	// Without it, mosquitto would hold the ingest to its
@@ -92,6 +97,10 @@ type Config struct {
 	RollBytes  int64
 	RollAge    time.Duration
 	MaxUnacked int
+	// RollMemory commits once the rows held for the next commit take
+	// that much memory (every vehicle's writer, lake.Writer.Buffered);
+	// default DefaultRollMemory.
+	RollMemory int64
 	// Recent is how many commits' windows are remembered; default
 	// DefaultRecent.
 	Recent int
@@ -131,6 +140,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxUnacked <= 0 {
 		c.MaxUnacked = DefaultMaxUnacked
+	}
+	if c.RollMemory <= 0 {
+		c.RollMemory = DefaultRollMemory
 	}
 	if c.Recent <= 0 {
 		c.Recent = DefaultRecent

@@ -81,6 +81,7 @@ type core struct {
 	fr            frame.Frame
 	acks          []ackRef
 	bytes         int64
+	memory        int64 // the writers' Buffered, summed
 	rollStart     time.Time
 	next          uint64 // the next commit's number
 	committedRows uint64 // c.Rows at the last commit
@@ -270,7 +271,7 @@ func (c *core) handle(topic string, payload []byte, ref ackRef) {
 		return
 	}
 	c.m.unacked.Set(float64(len(c.acks)))
-	if len(c.acks) >= c.cfg.MaxUnacked || c.bytes >= c.cfg.RollBytes {
+	if len(c.acks) >= c.cfg.MaxUnacked || c.bytes >= c.cfg.RollBytes || c.memory >= c.cfg.RollMemory {
 		if err := c.commit(); err != nil {
 			c.fail(err)
 		}
@@ -353,6 +354,8 @@ func (c *core) rows(v *vehicle, w *envelope.Window) error {
 		}
 	}
 	var values uint64
+	before := v.w.Buffered()
+	defer func() { c.memory += v.w.Buffered() - before }()
 	for i := range c.grp.n {
 		r := &c.grp.rows[i]
 		m := r.si.s.Message
@@ -474,7 +477,7 @@ func (c *core) commit() error {
 		v.pending = nil
 		clear(v.files)
 	}
-	c.acks, c.bytes, c.committedRows = c.acks[:0], 0, c.c.Rows
+	c.acks, c.bytes, c.memory, c.committedRows = c.acks[:0], 0, 0, c.c.Rows
 	c.m.unacked.Set(0)
 	c.m.commits.Inc()
 	c.m.commitSeconds.Observe(c.cfg.Now().Sub(start).Seconds())
@@ -492,8 +495,7 @@ func (c *core) expectedFiles(input string) ([]string, []tableWriter) {
 		}
 		writers = append(writers, v.w)
 		for k := range v.files {
-			date := time.Unix(0, k.day*dayNanos).UTC().Format("2006-01-02")
-			names = append(names, v.prefix+"/message="+escape(k.msg.Name)+"/date="+date+"/"+escape(k.bus)+"-"+input+".parquet")
+			names = append(names, v.prefix+"/message="+escape(k.msg.Name)+"/date="+dayDate(k.day)+"/"+escape(k.bus)+"-"+input+".parquet")
 		}
 	}
 	slices.Sort(names)
@@ -506,7 +508,12 @@ func commitWriters(writers []tableWriter, input string, expected []string) ([]st
 	var g errgroup.Group
 	g.SetLimit(8)
 	for _, w := range writers {
-		g.Go(func() error { return w.Commit(input) })
+		g.Go(func() error {
+			// A vehicle's writer keeps no Parquet buffers between
+			// commits: with many vehicles they would outgrow any bound.
+			defer w.DropIdle()
+			return w.Commit(input)
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err

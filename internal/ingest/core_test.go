@@ -289,3 +289,5 @@ func (discard) Write(*frame.Frame, string, []decoder.Value) error { return nil }
 func (discard) Commit(string) error                               { return nil }
 func (discard) Abort()                                            {}
 func (discard) Committed() []string                               { return nil }
+func (discard) Buffered() int64                                   { return 0 }
+func (discard) DropIdle()                                         {}

@@ -7,6 +7,12 @@ import (
 // escape is the lake's escape of a name into a path element.
 func escape(s string) string { return lake.Escape(s) }
 
+// dayOf is the UTC day of ts, as the lake partitions it; dayDate that
+// day's date= partition.
+func dayOf(ts int64) int64 { return lake.Day(ts) }
+
+func dayDate(day int64) string { return lake.DayDate(day) }
+
 // openedLake is an open lake as the ingest uses it: the tests give
 // one of their own.
 type openedLake struct {
