@@ -28,6 +28,16 @@ const (
 	// count of the messages: sized for an instance of 1 GB (the Go heap
 	// grows to about twice what is live, and a commit needs its own).
 	DefaultRollMemory = 256 << 20
+	// DefaultMaxWindowBytes is the largest window payload taken in; a
+	// larger one is counted (ReasonSize) and skipped. A window holds
+	// what a car published in one window_period: the kart's are about
+	// 1.4 kB at 10 ms, 13 kB at 100 ms, and four 1 Mbit/s buses full of
+	// frames (8,000 a second each, a dozen signals a frame, about 130
+	// bytes an item in JSON) make about 5 MB at 100 ms. 16 MiB takes
+	// that car's windows up to 300 ms; the window that long costs the
+	// ingest about 10 times its size while it is taken in
+	// (BenchmarkLargestWindow).
+	DefaultMaxWindowBytes = 16 << 20
 	// ReceiveMaximum is the Receive Maximum the ingest sends the broker
 	// (MQTT v5): how many QoS 1 messages it may hold unacknowledged.
 	// Without it, mosquitto would hold the ingest to its
@@ -101,6 +111,9 @@ type Config struct {
 	// that much memory (every vehicle's writer, lake.Writer.Buffered);
 	// default DefaultRollMemory.
 	RollMemory int64
+	// MaxWindowBytes bounds a window's payload; default
+	// DefaultMaxWindowBytes.
+	MaxWindowBytes int
 	// Recent is how many commits' windows are remembered; default
 	// DefaultRecent.
 	Recent int
@@ -143,6 +156,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RollMemory <= 0 {
 		c.RollMemory = DefaultRollMemory
+	}
+	if c.MaxWindowBytes <= 0 {
+		c.MaxWindowBytes = DefaultMaxWindowBytes
 	}
 	if c.Recent <= 0 {
 		c.Recent = DefaultRecent

@@ -264,11 +264,18 @@ func (c *core) handle(topic string, payload []byte, ref ackRef) {
 		return // not acknowledged: the broker sends it again
 	}
 	c.acks = append(c.acks, ref)
-	c.bytes += int64(len(payload))
 	c.c.Messages++
-	if err := c.take(topic, payload); err != nil {
-		c.fail(err)
-		return
+	if len(payload) > c.cfg.MaxWindowBytes {
+		// Refused before it is parsed: a window's items and rows cost
+		// several times its bytes.
+		c.malformed(ReasonSize)
+		c.cfg.Log.Debug("a window too large", "topic", topic, "bytes", len(payload), "max", c.cfg.MaxWindowBytes)
+	} else {
+		c.bytes += int64(len(payload))
+		if err := c.take(topic, payload); err != nil {
+			c.fail(err)
+			return
+		}
 	}
 	c.m.unacked.Set(float64(len(c.acks)))
 	if len(c.acks) >= c.cfg.MaxUnacked || c.bytes >= c.cfg.RollBytes || c.memory >= c.cfg.RollMemory {
@@ -349,6 +356,10 @@ func (c *core) rows(v *vehicle, w *envelope.Window) error {
 		switch {
 		case it.Envelope.Flags&envelope.Stale != 0:
 			stale++
+		case !timeFits(it.Envelope.TS):
+			c.malformed(ReasonTime)
+		case !si.fits(&it.Envelope):
+			c.malformed(ReasonValue)
 		default:
 			c.grp.add(si, &it.Envelope)
 		}

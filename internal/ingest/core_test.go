@@ -186,6 +186,7 @@ func TestMalformedSkipped(t *testing.T) {
 		{"elsewhere/kart01", string(wins[0]), ReasonVehicle, 1},
 		{"fleet/kart\xff01/yukart/window", string(wins[0]), ReasonVehicle, 1}, // not UTF-8: the record could not name it
 		{kartTopic, foreign, ReasonSignal, 2},
+		{kartTopic, string(wins[0]) + strings.Repeat(" ", DefaultMaxWindowBytes), ReasonSize, 1}, // a window, but too large
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s %.20q", tc.reason, tc.payload), func(t *testing.T) {

@@ -166,3 +166,68 @@ func manyVehiclesOnce(b *testing.B, wins [][]byte, vehicles int, memBytes int64)
 	b.ReportMetric(float64(cnt.Commits), "commits")
 	b.ReportMetric(float64(cnt.Files), "files")
 }
+
+// largestWindow is a window of DefaultMaxWindowBytes at most, in enc,
+// of the smallest items a car can send (an integer of MOT_Speed, each
+// a frame of its own): the most items, so the most rows, a window of
+// that size can hold.
+func largestWindow(enc envelope.Encoding) []byte {
+	w := envelope.NewWindowEncoder(enc)
+	w.Reset(0, 1)
+	var e envelope.Envelope
+	var out []byte
+	for i := int64(0); ; i++ {
+		e.SetInt(i % 1000)
+		e.TS, e.Seq, e.Epoch = 1791563856000000000+i*1000, uint64(i+1), 7
+		w.Add(DefaultSignalPrefix+"MOT_Speed", &e)
+		if i%100 == 0 {
+			if next := w.Append(out[:0], 1, 7); len(next) > DefaultMaxWindowBytes-64<<10 {
+				return next
+			} else {
+				out = next
+			}
+		}
+	}
+}
+
+// BenchmarkLargestWindow measures what the largest window taken in
+// (DefaultMaxWindowBytes of the smallest items) costs: peak-MB is the
+// highest live heap seen while it is taken in and committed, less the
+// heap before, x-payload that over the payload's size. Run with
+// -benchtime=1x.
+func BenchmarkLargestWindow(b *testing.B) {
+	for _, enc := range []envelope.Encoding{envelope.JSON, envelope.Msgpack} {
+		b.Run(enc.String(), func(b *testing.B) {
+			win := largestWindow(enc)
+			for range b.N {
+				b.StopTimer()
+				cfg := testConfig(b, "big")
+				cfg.Store, cfg.Dir = &nullStore{files: map[string][]byte{}}, ""
+				in, err := New(cfg)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				before := ms.HeapAlloc
+				stop := heapPeak()
+				b.StartTimer()
+				in.core.handle(kartTopic, win, ackRef{gen: 1, id: 1})
+				if err := in.core.close(); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				peak := stop() - before
+				in.Close()
+				if c := in.Counters(); c.Windows != 1 || len(c.Malformed) != 0 {
+					b.Fatalf("the window was not taken: %+v", c)
+				}
+				b.ReportMetric(float64(len(win))/(1<<20), "payload-MB")
+				b.ReportMetric(float64(in.Counters().Rows), "rows")
+				b.ReportMetric(float64(peak)/(1<<20), "peak-MB")
+				b.ReportMetric(float64(peak)/float64(len(win)), "x-payload")
+			}
+		})
+	}
+}
