@@ -47,10 +47,6 @@ const (
 	// commits, whatever their size and age: below ReceiveMaximum, so that
 	// the broker never stops sending while the ingest waits to commit.
 	DefaultMaxUnacked = 50000
-	// DefaultRecent is how many of its latest commits an instance
-	// remembers the windows of, to skip them when the broker sends them
-	// again (see the package documentation).
-	DefaultRecent = 8
 	// DefaultSessionExpiry is how long the broker keeps the session of
 	// an instance that went away: its subscription, its unacknowledged
 	// messages and the queue of what came meanwhile.
@@ -114,9 +110,6 @@ type Config struct {
 	// MaxWindowBytes bounds a window's payload; default
 	// DefaultMaxWindowBytes.
 	MaxWindowBytes int
-	// Recent is how many commits' windows are remembered; default
-	// DefaultRecent.
-	Recent int
 	// SessionExpiry is the session's expiry on the broker; default
 	// DefaultSessionExpiry.
 	SessionExpiry time.Duration
@@ -159,9 +152,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxWindowBytes <= 0 {
 		c.MaxWindowBytes = DefaultMaxWindowBytes
-	}
-	if c.Recent <= 0 {
-		c.Recent = DefaultRecent
 	}
 	if c.SessionExpiry <= 0 {
 		c.SessionExpiry = DefaultSessionExpiry

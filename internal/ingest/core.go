@@ -96,7 +96,7 @@ type vehicle struct {
 	id, label, prefix string // the topic's, escaped, vehicle=<escaped>
 	w                 tableWriter
 	pending           map[uint64]*seqSet   // epoch → windows taken since the last commit
-	recent            []map[uint64]*seqSet // the same of the latest commits, oldest first
+	done              committedSet         // the windows committed
 	files             map[fileKey]struct{} // the files of the next commit
 	envs, wins        *envelope.Tracker
 	winEnv            envelope.Envelope // a window's seq and epoch, for wins
@@ -109,12 +109,7 @@ func (v *vehicle) seen(epoch, seq uint64) bool {
 	if s := v.pending[epoch]; s != nil && s.Has(seq) {
 		return true
 	}
-	for _, r := range v.recent {
-		if s := r[epoch]; s != nil && s.Has(seq) {
-			return true
-		}
-	}
-	return false
+	return v.done.has(epoch, seq)
 }
 
 // take adds the window (epoch, seq) to the next commit.
@@ -130,13 +125,12 @@ func (v *vehicle) take(epoch, seq uint64) {
 	s.Add(seq)
 }
 
-// remember ends a commit: its windows join the recent ones, of which
-// keep are kept.
-func (v *vehicle) remember(windows map[uint64]*seqSet, keep int) {
-	v.recent = append(v.recent, windows)
-	if len(v.recent) > keep {
-		v.recent = slices.Delete(v.recent, 0, len(v.recent)-keep)
+// committed ends commit n: the windows taken join the committed ones.
+func (v *vehicle) committed(n uint64) {
+	for epoch, seqs := range v.pending {
+		v.done.add(epoch, seqs.Ranges(), n)
 	}
+	v.pending = nil
 }
 
 func newCore(cfg Config, newWriter func(prefix string) tableWriter, rec *record, m *metrics) (*core, error) {
@@ -161,23 +155,11 @@ func newCore(cfg Config, newWriter func(prefix string) tableWriter, rec *record,
 }
 
 // resume takes what the record says: the next commit's number and the
-// windows of the latest commits.
+// windows committed.
 func (c *core) resume(r resumed) {
 	c.next = r.next
-	for _, m := range r.recent {
-		byVehicle := map[string]map[uint64]*seqSet{}
-		for _, w := range m.Windows {
-			if byVehicle[w.Vehicle] == nil {
-				byVehicle[w.Vehicle] = map[uint64]*seqSet{}
-			}
-			byVehicle[w.Vehicle][w.Epoch] = &seqSet{r: w.Seqs}
-		}
-		for id := range byVehicle {
-			c.vehicle(id)
-		}
-		for _, v := range c.order {
-			v.remember(byVehicle[v.id], c.cfg.Recent)
-		}
+	for _, w := range r.windows {
+		c.vehicle(w.Vehicle).done.add(w.Epoch, w.Seqs, w.Commit)
 	}
 }
 
@@ -191,21 +173,9 @@ func (c *core) vehicle(id string) *vehicle {
 	v := &vehicle{id: id, label: label, prefix: "vehicle=" + label, files: map[fileKey]struct{}{},
 		envs: envelope.NewTracker(), wins: envelope.NewTracker(), m: c.m.vehicle(label)}
 	v.w = c.newWriter(v.prefix)
-	// Its place in the ring of recent commits: none of them had it.
-	if n := c.recentLen(); n > 0 {
-		v.recent = make([]map[uint64]*seqSet, n)
-	}
 	c.vehicles[id] = v
 	c.order = append(c.order, v)
 	return v
-}
-
-// recentLen is how many commits the ring of recent ones holds.
-func (c *core) recentLen() int {
-	if len(c.order) == 0 {
-		return 0
-	}
-	return len(c.order[0].recent)
 }
 
 // vehicleOf returns the vehicle of topic: the level that a filter's +
@@ -465,6 +435,12 @@ func (c *core) commit() error {
 	}
 	m := manifest{Format: 1, Owner: c.cfg.ID, Commit: n, Input: input, Files: files,
 		Rows: int64(c.c.Rows - c.committedRows), Windows: c.pendingWindows()}
+	// From here the instance either records the commit or stops: its
+	// windows join the committed ones, which the manifest records whole.
+	for _, v := range c.order {
+		v.committed(n)
+		m.Committed = append(m.Committed, v.done.windows(v.id)...)
+	}
 	if len(m.Windows) > 0 || len(files) > 0 {
 		if err := c.rec.writeJSON(c.rec.manifestName(n), m); err != nil {
 			return fmt.Errorf("%w: %d: %w", ErrCommit, n, err)
@@ -484,8 +460,6 @@ func (c *core) commit() error {
 	c.c.Commits++
 	c.c.Files += uint64(len(files))
 	for _, v := range c.order {
-		v.remember(v.pending, c.cfg.Recent)
-		v.pending = nil
 		clear(v.files)
 	}
 	c.acks, c.bytes, c.memory, c.committedRows = c.acks[:0], 0, 0, c.c.Rows

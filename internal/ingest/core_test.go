@@ -253,7 +253,9 @@ func TestHugeWindow(t *testing.T) {
 	}
 	b.WriteString("]}")
 	fl := newFakeLake()
-	in := newTestIngest(t, testConfig(t, "a"), fl.opened())
+	cfg := testConfig(t, "a")
+	cfg.MaxWindowBytes = b.Len() // above the default: the grouping's cost is what is tested
+	in := newTestIngest(t, cfg, fl.opened())
 	in.core.handle(kartTopic, []byte(b.String()), ackRef{gen: 1, id: 1})
 	if err := in.core.close(); err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ type Ingest struct {
 
 // New checks cfg, opens the lake (shared with the other instances:
 // lake.Config.Owner is cfg.ID) and resumes from the instance's record:
-// an unfinished commit's files are removed, the latest commits' windows
+// an unfinished commit's files are removed, the windows committed
 // remembered.
 func New(cfg Config) (*Ingest, error) {
 	if err := cfg.Validate(); err != nil {
@@ -55,7 +55,7 @@ func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := rec.resume(cfg.Recent)
+	r, err := rec.resume()
 	if err != nil {
 		return nil, err
 	}
