@@ -62,6 +62,15 @@ var (
 	ErrConfig = errors.New("ingest: bad config")
 	// ErrCommit: a commit failed; nothing of it was acknowledged.
 	ErrCommit = errors.New("ingest: commit failed")
+	// ErrTakenOver: another client connected with the instance's client
+	// id and the broker gave it the session (MQTT v5 DISCONNECT reason
+	// 0x8E): two instances of one id. The instance stops without
+	// committing what it holds; the broker sends that to the other.
+	ErrTakenOver = errors.New("ingest: another client took over the session")
+	// ErrRecordTaken: the commit the instance was to make is in its
+	// record already, written by another instance of its id (two
+	// instances of one id on one object store prefix).
+	ErrRecordTaken = errors.New("ingest: another instance writes this instance's commit record")
 )
 
 // Config configures one ingest instance.

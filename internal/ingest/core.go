@@ -1,11 +1,14 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -40,6 +43,9 @@ type Counters struct {
 	WindowGaps, EnvelopeGaps uint64
 	// Commits counts the commits made; Files the data files they made.
 	Commits, Files uint64
+	// Takeovers counts the sessions taken over by another client with
+	// the instance's client id (ErrTakenOver): 0 or 1.
+	Takeovers uint64
 	// Vehicles are the counts per vehicle, by its id in the topic.
 	Vehicles map[string]VehicleCounters
 }
@@ -87,6 +93,8 @@ type core struct {
 	committedRows uint64 // c.Rows at the last commit
 	c             Counters
 	closing       bool
+	takenOver     atomic.Bool  // the session was taken over: commit nothing more
+	holdUntil     atomic.Int64 // no commit before (ns), but the last (hold)
 	err           error
 	failed        chan struct{} // closed when err is set
 }
@@ -217,6 +225,30 @@ func matchVehicle(f filterLevels, topic string) (string, bool) {
 	return vehicle, true
 }
 
+// hold holds the commits back until until: after a connection the
+// broker closed without a word, which may have been a takeover, the
+// windows held may be sent to another client too; the instance commits
+// again once its new connection has lasted (takeover.go). The last
+// commit, at the end, is not held.
+func (c *core) hold(until time.Time) { c.holdUntil.Store(until.UnixNano()) }
+
+func (c *core) held() bool { return c.cfg.Now().UnixNano() < c.holdUntil.Load() }
+
+// takeover stops the instance: another client took over its session.
+// Nothing more is committed: the broker sends what the instance holds
+// to the other client.
+func (c *core) takeover(clientID, how string) {
+	c.takenOver.Store(true)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.c.Takeovers > 0 {
+		return
+	}
+	c.c.Takeovers++
+	c.m.takeovers.Inc()
+	c.fail(fmt.Errorf("%w as %s (%s): two instances of one --id, or of one certificate; this one stops, and what it held uncommitted goes to the other", ErrTakenOver, clientID, how))
+}
+
 // fail ends the instance with err (the first error only).
 func (c *core) fail(err error) {
 	if c.err == nil {
@@ -248,7 +280,7 @@ func (c *core) handle(topic string, payload []byte, ref ackRef) {
 		}
 	}
 	c.m.unacked.Set(float64(len(c.acks)))
-	if len(c.acks) >= c.cfg.MaxUnacked || c.bytes >= c.cfg.RollBytes || c.memory >= c.cfg.RollMemory {
+	if (len(c.acks) >= c.cfg.MaxUnacked || c.bytes >= c.cfg.RollBytes || c.memory >= c.cfg.RollMemory) && !c.held() {
 		if err := c.commit(); err != nil {
 			c.fail(err)
 		}
@@ -373,7 +405,7 @@ func (c *core) rows(v *vehicle, w *envelope.Window) error {
 func (c *core) rollIfOld(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closing || c.err != nil || now.Sub(c.rollStart) < c.cfg.RollAge {
+	if c.closing || c.err != nil || now.Sub(c.rollStart) < c.cfg.RollAge || c.held() {
 		return
 	}
 	if err := c.commit(); err != nil {
@@ -420,6 +452,9 @@ func (c *core) commit() error {
 		return nil
 	}
 	n := c.next
+	if err := c.claim(n); err != nil {
+		return err
+	}
 	input := c.rec.input(n)
 	expected, writers := c.expectedFiles(input)
 	if len(expected) > 0 {
@@ -432,6 +467,11 @@ func (c *core) commit() error {
 	files, err := commitWriters(writers, input, expected)
 	if err != nil {
 		return fmt.Errorf("%w: %d: %w", ErrCommit, n, err)
+	}
+	if c.takenOver.Load() {
+		// Its files stay named in the pending record, which the next
+		// start of this id removes with them.
+		return fmt.Errorf("%w: commit %d not recorded", ErrTakenOver, n)
 	}
 	m := manifest{Format: 1, Owner: c.cfg.ID, Commit: n, Input: input, Files: files,
 		Rows: int64(c.c.Rows - c.committedRows), Windows: c.pendingWindows()}
@@ -466,6 +506,26 @@ func (c *core) commit() error {
 	c.m.unacked.Set(0)
 	c.m.commits.Inc()
 	c.m.commitSeconds.Observe(c.cfg.Now().Sub(start).Seconds())
+	return nil
+}
+
+// claim checks, before commit n, that it is this instance's to make:
+// its session was not taken over, and no other instance of its id has
+// written commit n in the record meanwhile (in object storage nothing
+// else keeps two instances of one id apart).
+func (c *core) claim(n uint64) error {
+	if c.takenOver.Load() {
+		return fmt.Errorf("%w: commit %d not made", ErrTakenOver, n)
+	}
+	for _, name := range []string{c.rec.manifestName(n), c.rec.pendingName(n)} {
+		_, err := c.rec.store.ReadFile(name, maxManifestBytes)
+		switch {
+		case err == nil:
+			return fmt.Errorf("%w: %s in %s was written by another instance of id %s since this one started; this one stops", ErrRecordTaken, name, c.rec.store, c.cfg.ID)
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%w: %d: %w", ErrCommit, n, err)
+		}
+	}
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/internal/lake"
 )
 
@@ -91,4 +92,129 @@ func TestHostileValues(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFleetHostileIngest: what a car, or an operator's mistake, can do
+// to the ingest through the fleet's broker as shipped (fleet.conf,
+// fleet.acl, certificates of a test CA), one row each: a window resent
+// long after it was committed, a second instance given the first one's
+// id, values and times the lake cannot hold, and a window too large.
+// Each row checks the counters and the lake read back against what the
+// car published, every window once.
+func TestFleetHostileIngest(t *testing.T) {
+	for _, row := range []struct {
+		name string
+		run  func(t *testing.T, f *fleet)
+	}{
+		{"a window resent 20 commits later, and after a restart", hostileResend},
+		{"a second instance with the first one's id, on another lake", hostileTakeover},
+		{"values and times the lake cannot hold", hostileValues},
+		{"a window over the size bound", hostileOversized},
+	} {
+		t.Run(row.name, func(t *testing.T) { row.run(t, startFleet(t)) })
+	}
+}
+
+// hostileResend: the car's bridge resends windows committed 20 commits
+// before (a new message to the broker, after an outage), then again
+// once the instance has restarted: skipped, counted as duplicates.
+func hostileResend(t *testing.T, f *fleet) {
+	wins := carWindows(t, envelope.Msgpack)
+	dir := t.TempDir()
+	cfg := brokerConfig(t, f, "a", dir)
+	cfg.MaxUnacked = 40 // a commit every 40 windows
+	r := startIngest(t, cfg)
+	kart := f.car(t, "kart01")
+	kart.publish(t, wins[:1000])
+	r.waitFor(t, "25 commits", func(c Counters) bool { return c.Windows == 1000 && c.Commits >= 25 })
+	kart.publish(t, wins[:30]) // 25 commits after they were committed
+	r.waitFor(t, "the resend", func(c Counters) bool { return c.Duplicates == 30 })
+	r.stop()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	again := startIngest(t, cfg)
+	kart.publish(t, wins[500:]) // 500 to 999 again, then the rest
+	again.waitFor(t, "every window", func(c Counters) bool { return c.Windows == uint64(len(wins)-1000) && c.Duplicates == 500 })
+	again.stop()
+	if again.err != nil {
+		t.Fatal(again.err)
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins))
+}
+
+// hostileTakeover: TestTakeoverStops, as a row.
+func hostileTakeover(t *testing.T, f *fleet) { takeoverStops(t, f) }
+
+// hostileValues: a car's windows with values its columns cannot hold
+// (INT64 given 2^64-1, 3.7, NaN) and times the lake's time column does
+// not (the lowest int64): counted by reason, skipped; the window's
+// other values written.
+func hostileValues(t *testing.T, f *fleet) {
+	dir := t.TempDir()
+	r := startIngest(t, brokerConfig(t, f, "a", dir))
+	const ts = 1791563856001301000
+	item := func(sig, value string, ts int64, seq int) string {
+		return fmt.Sprintf(`["yukart/vehicle/%s",{"value":%s,"ts":%d,"seq":%d,"epoch":7}]`, sig, value, ts, seq)
+	}
+	win := `{"seq":1,"epoch":7,"start":0,"end":1,"items":[` + strings.Join([]string{
+		item("MOT_Speed", "18446744073709551615", ts, 1),
+		item("MOT_Speed", "3.7", ts+1, 2),
+		item("MOT_Speed", `null,"nonfinite":"NaN"`, ts+2, 3),
+		item("MOT_Speed", "1", math.MinInt64, 4),
+		item("MOT_Speed", "-12", ts+3, 5),
+	}, ",") + `]}`
+	f.car(t, "kart01").publish(t, [][]byte{[]byte(win)})
+	r.waitFor(t, "the window", func(c Counters) bool { return c.Windows == 1 })
+	r.stop()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	c := r.in.Counters()
+	if c.Malformed[ReasonValue] != 3 || c.Malformed[ReasonTime] != 1 || c.Values != 1 || c.Rows != 1 {
+		t.Errorf("malformed %v, %d values in %d rows; want 3 value, 1 time, one value written", c.Malformed, c.Values, c.Rows)
+	}
+	want := map[cell][]float64{{"kart01", "MCU_MotorStatus", "MOT_Speed", ts + 3}: {-12}}
+	sameCells(t, lakeCells(t, dir), want)
+}
+
+// hostileOversized: a car's window over the bound (here 1 MiB) is
+// counted (reason size) and skipped before it is parsed; the car's
+// windows before and after it are written.
+func hostileOversized(t *testing.T, f *fleet) {
+	wins := carWindows(t, envelope.JSON)
+	dir := t.TempDir()
+	cfg := brokerConfig(t, f, "a", dir)
+	cfg.MaxWindowBytes = 1 << 20
+	r := startIngest(t, cfg)
+	big := largeWindow(t, 2<<20)
+	kart := f.car(t, "kart01")
+	kart.publish(t, wins[:100])
+	kart.publish(t, [][]byte{big})
+	kart.publish(t, wins[100:200])
+	r.waitFor(t, "every message", func(c Counters) bool { return c.Messages == 201 })
+	r.stop()
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if c := r.in.Counters(); c.Malformed[ReasonSize] != 1 || c.Windows != 200 || c.Acked != 201 {
+		t.Errorf("counters %+v: want 1 malformed (size), 200 windows, 201 acknowledged", c)
+	}
+	sameCells(t, lakeCells(t, dir), published(t, "kart01", wins[:200]))
+}
+
+// largeWindow is a JSON window of more than n bytes, valid (its seq
+// after the test capture's).
+func largeWindow(t testing.TB, n int) []byte {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(`{"seq":100000,"epoch":1791563850000000000,"start":0,"end":1,"items":[`)
+	for i := 0; b.Len() < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `["yukart/vehicle/MOT_Speed",{"value":%d,"ts":%d,"seq":%d,"epoch":1791563850000000000}]`, i%1000, 1791563856000000000+int64(i)*1000, i+1)
+	}
+	b.WriteString("]}")
+	return []byte(b.String())
 }

@@ -37,7 +37,7 @@ type metrics struct {
 	windowGaps, envelopeGaps         *prometheus.CounterVec
 	duplicates, stale                prometheus.Counter
 	malformed                        *prometheus.CounterVec
-	commits                          prometheus.Counter
+	commits, takeovers               prometheus.Counter
 	commitSeconds                    prometheus.Histogram
 	unacked                          prometheus.Gauge
 }
@@ -65,6 +65,8 @@ func newMetrics(reg prometheus.Registerer, id string) *metrics {
 		malformed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "candec_ingest_malformed_total",
 			Help: "Messages (reason vehicle, window, retained, size) or window items (reason signal, value, time) skipped: malformed or foreign."}, []string{"reason"}),
 		commits: prometheus.NewCounter(prometheus.CounterOpts{Name: "candec_ingest_commits_total", Help: "Commits."}),
+		takeovers: prometheus.NewCounter(prometheus.CounterOpts{Name: "candec_ingest_takeovers_total",
+			Help: "Sessions taken over by another client with the instance's client id (MQTT v5 DISCONNECT reason 0x8E): the instance stopped."}),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "candec_ingest_commit_seconds",
 			Help: "Time a commit takes: data files, manifest, acknowledgements.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
 		unacked: prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_ingest_unacked",
@@ -72,7 +74,7 @@ func newMetrics(reg prometheus.Registerer, id string) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.windows, m.envelopes, m.rows, m.values, m.windowGaps, m.envelopeGaps,
-			m.duplicates, m.stale, m.malformed, m.commits, m.commitSeconds, m.unacked)
+			m.duplicates, m.stale, m.malformed, m.commits, m.takeovers, m.commitSeconds, m.unacked)
 	}
 	return m
 }

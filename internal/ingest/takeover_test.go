@@ -1,0 +1,114 @@
+package ingest
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/packets"
+	"github.com/eclipse/paho.golang/paho/session/state"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/yukart/candec/envelope"
+)
+
+// TestTakeoverStops: two instances given one id (here also one
+// certificate, whose name the fleet's broker makes the client id), each
+// on a lake of its own. The second one's arrival takes the session over:
+// the first stops with ErrTakenOver, counted, without committing what it
+// held, and does not reconnect to take the session back; the second gets
+// what the first held uncommitted and the rest of the stream. No window
+// is written twice, in either lake, and none is lost.
+func TestTakeoverStops(t *testing.T) { takeoverStops(t, startFleet(t)) }
+
+func takeoverStops(t *testing.T, f *fleet) {
+	wins := carWindows(t, envelope.Msgpack)
+	dirA, dirB := t.TempDir(), t.TempDir()
+	cfgA := brokerConfig(t, f, "a", dirA)
+	cfgA.MaxUnacked, cfgA.RollAge = 200, time.Hour // holds a part uncommitted
+	reg := prometheus.NewRegistry()
+	cfgA.Registerer = reg
+	a := startIngest(t, cfgA)
+	kart := f.car(t, "kart01")
+	half := len(wins) / 2
+	kart.publish(t, wins[:half])
+	a.waitFor(t, "the first half", func(c Counters) bool { return c.Windows == uint64(half) })
+	held := a.in.Counters().Windows - a.in.Counters().Acked
+	if held == 0 {
+		t.Fatal("the first instance holds nothing uncommitted: the test tests less than it says")
+	}
+
+	b := startIngest(t, brokerConfig(t, f, "a", dirB))
+	// mosquitto 2.0.11 closes the first one's connection without a word;
+	// the first message of the second one's subscription that reaches
+	// the first tells it.
+	kart.publish(t, wins[half:])
+	select {
+	case <-a.done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the first instance still runs 30 s after its session was taken over")
+	}
+	if !errors.Is(a.err, ErrTakenOver) || !strings.Contains(a.err.Error(), "another client made in this session") {
+		t.Errorf("first instance: %v, want ErrTakenOver naming the subscription another client made", a.err)
+	}
+	ca := a.in.Counters()
+	if ca.Takeovers != 1 || gathered(t, reg, "candec_ingest_takeovers_total", "", "") != 1 {
+		t.Errorf("takeovers %d (metric %v), want 1", ca.Takeovers, gathered(t, reg, "candec_ingest_takeovers_total", "", ""))
+	}
+	b.waitFor(t, "the rest and what the first held", func(c Counters) bool {
+		return ca.Acked+c.Windows >= uint64(len(wins))
+	})
+	time.Sleep(500 * time.Millisecond) // a window written twice would come now
+	b.stop()
+	if b.err != nil {
+		t.Fatalf("second instance: %v", b.err)
+	}
+	cb := b.in.Counters()
+	t.Logf("first: %d windows, %d committed in %d commits (%d messages), %d held; second: %d windows, %d duplicates", ca.Windows, ca.Acked, ca.Commits, ca.Messages, held, cb.Windows, cb.Duplicates)
+	if cb.Takeovers != 0 || ca.Acked+cb.Windows != uint64(len(wins)) {
+		t.Errorf("second: %d takeovers, %d windows; want 0, the %d the first did not commit", cb.Takeovers, cb.Windows, uint64(len(wins))-ca.Acked)
+	}
+	union := lakeCells(t, dirA)
+	for k, v := range lakeCells(t, dirB) {
+		union[k] = append(union[k], v...)
+	}
+	sameCells(t, union, published(t, "kart01", wins))
+}
+
+// TestTakeoverEvidence: what tells a takeover, and what does not. A
+// DISCONNECT with reason 0x8E tells it (once); another reason, or a
+// connection closed without a word, does not. A subscription
+// identifier not seen before, after the instance's own, tells it; the
+// previous run's, delivered first at a start and again after a
+// reconnect, does not, nor does a message without one.
+func TestTakeoverEvidence(t *testing.T) {
+	var told int
+	s := &ackSession{SessionManager: state.NewInMemory(), takenOver: func() { told++ }}
+	for _, dp := range []*packets.Disconnect{nil, {ReasonCode: 0x8B}, nil, {ReasonCode: 0x8E}, {ReasonCode: 0x8E}} {
+		_ = s.ConnectionLost(dp)
+	}
+	if told != 1 || !s.wasTakenOver() {
+		t.Errorf("0x8E told %d times (taken over %v), want once", told, s.wasTakenOver())
+	}
+
+	ids := &subIDs{own: 7}
+	n := func(x int) *int { return &x }
+	for i, step := range []struct {
+		id      *int
+		foreign bool
+	}{
+		{n(3), false}, // the previous run's backlog
+		{nil, false},  // a subscription of a version without identifiers
+		{n(3), false},
+		{n(7), false}, // this run's own
+		{n(3), false}, // the previous run's again, resent after a reconnect
+		{nil, false},
+		{n(7), false},
+		{n(9), true}, // a subscription made since: a takeover
+	} {
+		if got := ids.foreign(step.id); got != step.foreign {
+			t.Errorf("step %d: foreign %v, want %v", i, got, step.foreign)
+		}
+	}
+}
