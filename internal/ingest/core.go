@@ -280,7 +280,7 @@ func (c *core) handle(topic string, payload []byte, ref ackRef) {
 		}
 	}
 	c.m.unacked.Set(float64(len(c.acks)))
-	if (len(c.acks) >= c.cfg.MaxUnacked || c.bytes >= c.cfg.RollBytes || c.memory >= c.cfg.RollMemory) && !c.held() {
+	if c.full() && !c.held() {
 		if err := c.commit(); err != nil {
 			c.fail(err)
 		}
@@ -401,11 +401,19 @@ func (c *core) rows(v *vehicle, w *envelope.Window) error {
 	return nil
 }
 
-// rollIfOld commits when the oldest message waiting is RollAge old.
+// full reports whether the messages taken call for a commit: by
+// count, bytes or memory.
+func (c *core) full() bool {
+	return len(c.acks) >= c.cfg.MaxUnacked || c.bytes >= c.cfg.RollBytes || c.memory >= c.cfg.RollMemory
+}
+
+// rollIfOld commits when the oldest message waiting is RollAge old, or
+// when a commit held back (hold) is due by count, bytes or memory: the
+// broker may have stopped sending meanwhile (Receive Maximum).
 func (c *core) rollIfOld(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closing || c.err != nil || now.Sub(c.rollStart) < c.cfg.RollAge || c.held() {
+	if c.closing || c.err != nil || now.Sub(c.rollStart) < c.cfg.RollAge && !c.full() || c.held() {
 		return
 	}
 	if err := c.commit(); err != nil {

@@ -26,8 +26,10 @@ type Ingest struct {
 	once    sync.Once
 	leaving atomic.Bool // no subscription any more (Config.Leave)
 	subs    *subIDs     // tells a takeover (takeover.go)
-	up      atomic.Bool // a connection was up before
-	told    atomic.Bool // a takeover was told
+	// subscribed: the broker granted the subscription once; a session
+	// it kept since holds it.
+	subscribed atomic.Bool
+	told       atomic.Bool // a takeover was told
 }
 
 // New checks cfg, opens the lake (shared with the other instances:
@@ -145,8 +147,9 @@ func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.Conn
 		OnUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
 			// The broker keeps the subscription in the session; a new
 			// one would hide a takeover (takeover.go).
-			if !in.up.Swap(true) || !ca.SessionPresent {
-				go in.subscribe(ctx, cm)
+			if !in.subscribed.Load() || !ca.SessionPresent {
+				subID := ca.Properties == nil || ca.Properties.SubIDAvailable
+				go in.subscribe(ctx, cm, subID)
 			}
 		},
 		OnPublish: func(p *paho.Publish) { in.receive(sess, p) },
@@ -210,13 +213,17 @@ func (in *Ingest) takeover(how string) {
 	in.core.takeover(id, how)
 }
 
-// subscribe subscribes to the filters at QoS 1; a refusal ends the
-// instance.
-func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager) {
+// subscribe subscribes to the filters at QoS 1, with the run's
+// subscription identifier when the broker takes one (subID); a refusal
+// ends the instance.
+func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager, subID bool) {
 	if in.leaving.Load() {
 		return
 	}
-	sub := &paho.Subscribe{Properties: &paho.SubscribeProperties{SubscriptionIdentifier: &in.subs.own}}
+	sub := &paho.Subscribe{}
+	if subID {
+		sub.Properties = &paho.SubscribeProperties{SubscriptionIdentifier: &in.subs.own}
+	}
 	for _, f := range in.cfg.Filters {
 		sub.Subscriptions = append(sub.Subscriptions, paho.SubscribeOptions{Topic: in.cfg.subscription(f), QoS: 1})
 	}
@@ -241,6 +248,7 @@ func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager)
 	for i, s := range sub.Subscriptions {
 		topics[i] = s.Topic
 	}
+	in.subscribed.Store(true)
 	in.cfg.Log.Info("subscribed", "client_id", ClientIDPrefix+in.cfg.ID, "filters", topics)
 	in.once.Do(func() { close(in.ready) })
 }

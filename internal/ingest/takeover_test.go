@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +111,45 @@ func TestTakeoverEvidence(t *testing.T) {
 		if got := ids.foreign(step.id); got != step.foreign {
 			t.Errorf("step %d: foreign %v, want %v", i, got, step.foreign)
 		}
+	}
+}
+
+// TestCommitsHeldAfterSilentLoss: after a connection the broker closed
+// without a word, a connection is accepted again and the commits wait
+// until it has lasted holdAfterSilentLoss: by count, bytes or age
+// alike; then the commit due is made even if no message comes (the
+// broker may have stopped sending at the Receive Maximum). A connection
+// ended by a DISCONNECT, or by the client, holds nothing.
+func TestCommitsHeldAfterSilentLoss(t *testing.T) {
+	var held int
+	s := &ackSession{SessionManager: state.NewInMemory(), afterSilentLoss: func() { held++ }}
+	connack := func() { _ = s.ConAckReceived(io.Discard, &packets.Connect{}, &packets.Connack{}) }
+	connack()
+	_ = s.ConnectionLost(nil) // closed without a word
+	connack()
+	_ = s.ConnectionLost(&packets.Disconnect{ReasonCode: 0x8B}) // the broker shutting down, said
+	_ = s.ConnectionLost(nil)                                   // as paho's shutdown calls it after
+	connack()
+	if held != 1 {
+		t.Errorf("held %d times, want once: after the silent loss only", held)
+	}
+
+	wins := carWindows(t, envelope.JSON)
+	now := time.Unix(1000, 0)
+	cfg := testConfig(t, "a")
+	cfg.Now, cfg.MaxUnacked = func() time.Time { return now }, 100
+	in := newTestIngest(t, cfg, newFakeLake().opened())
+	var a acked
+	in.core.ack = a.record
+	in.core.hold(now.Add(holdAfterSilentLoss))
+	feed(in.core, kartTopic, wins[:300], 1)
+	in.core.rollIfOld(now.Add(holdAfterSilentLoss - time.Millisecond))
+	if c := in.Counters(); c.Commits != 0 || len(a.refs) != 0 {
+		t.Fatalf("%d commits, %d acknowledged while held; want none", c.Commits, len(a.refs))
+	}
+	now = now.Add(holdAfterSilentLoss)
+	in.core.rollIfOld(now)
+	if c := in.Counters(); c.Commits != 1 || len(a.refs) != 300 {
+		t.Errorf("%d commits acknowledged %d once the hold passed; want 1 of 300", c.Commits, len(a.refs))
 	}
 }
