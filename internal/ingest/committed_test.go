@@ -177,3 +177,27 @@ func FuzzCommittedSet(f *testing.F) {
 		}
 	})
 }
+
+// TestIdleVehicleRemembered: a vehicle that sends nothing for a run
+// keeps its committed windows in that run's manifests (its writer and
+// trackers are not made for it): the run after skips its resends.
+func TestIdleVehicleRemembered(t *testing.T) {
+	wins := carWindows(t, envelope.JSON)
+	fl := newFakeLake()
+	cfg := testConfig(t, "a")
+	run := func(topic string, payloads [][]byte) Counters {
+		in := newTestIngest(t, cfg, fl.opened())
+		feed(in.core, topic, payloads, 1)
+		if err := in.core.close(); err != nil {
+			t.Fatal(err)
+		}
+		return in.Counters()
+	}
+	run(kartTopic, wins[:100])
+	if c := run("fleet/kart02/yukart/window", wins[:100]); len(c.Vehicles) != 1 {
+		t.Errorf("the run of kart02 alone made %d vehicles, want 1", len(c.Vehicles))
+	}
+	if c := run(kartTopic, wins[:150]); c.Duplicates != 100 || c.Windows != 50 {
+		t.Errorf("kart01 after a run without it: %d duplicates, %d windows; want 100, 50", c.Duplicates, c.Windows)
+	}
+}

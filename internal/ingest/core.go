@@ -81,7 +81,8 @@ type core struct {
 
 	mu            sync.Mutex
 	vehicles      map[string]*vehicle
-	order         []*vehicle // in order of arrival
+	done          map[string]*committedSet // every vehicle's committed windows, by id, also of vehicles not seen since the start
+	order         []*vehicle               // in order of arrival
 	win           envelope.Window
 	grp           grouper
 	fr            frame.Frame
@@ -104,7 +105,7 @@ type vehicle struct {
 	id, label, prefix string // the topic's, escaped, vehicle=<escaped>
 	w                 tableWriter
 	pending           map[uint64]*seqSet   // epoch → windows taken since the last commit
-	done              committedSet         // the windows committed
+	done              *committedSet        // the windows committed: core.done's
 	files             map[fileKey]struct{} // the files of the next commit
 	envs, wins        *envelope.Tracker
 	winEnv            envelope.Envelope // a window's seq and epoch, for wins
@@ -150,7 +151,7 @@ func newCore(cfg Config, newWriter func(prefix string) tableWriter, rec *record,
 		cfg.Log.Warn("signals of one name in several messages: their values are skipped (reason signal)", "signals", ambiguous)
 	}
 	c := &core{cfg: cfg, sigs: sigs, newWriter: newWriter, rec: rec, m: m, ack: func(refs []ackRef) int { return len(refs) },
-		vehicles: map[string]*vehicle{}, failed: make(chan struct{}), rollStart: cfg.Now(),
+		vehicles: map[string]*vehicle{}, done: map[string]*committedSet{}, failed: make(chan struct{}), rollStart: cfg.Now(),
 		c: Counters{Malformed: map[string]uint64{}}}
 	for _, f := range cfg.Filters {
 		lvl, err := vehicleLevel(f)
@@ -167,8 +168,19 @@ func newCore(cfg Config, newWriter func(prefix string) tableWriter, rec *record,
 func (c *core) resume(r resumed) {
 	c.next = r.next
 	for _, w := range r.windows {
-		c.vehicle(w.Vehicle).done.add(w.Epoch, w.Seqs, w.Commit)
+		c.committedOf(w.Vehicle).add(w.Epoch, w.Seqs, w.Commit)
 	}
+}
+
+// committedOf returns id's committed windows, made empty on first use.
+// A vehicle's writer and trackers are made only once it sends again.
+func (c *core) committedOf(id string) *committedSet {
+	d := c.done[id]
+	if d == nil {
+		d = &committedSet{}
+		c.done[strings.Clone(id)] = d
+	}
+	return d
 }
 
 // vehicle returns id's vehicle, made on its first window.
@@ -181,6 +193,7 @@ func (c *core) vehicle(id string) *vehicle {
 	v := &vehicle{id: id, label: label, prefix: "vehicle=" + label, files: map[fileKey]struct{}{},
 		envs: envelope.NewTracker(), wins: envelope.NewTracker(), m: c.m.vehicle(label)}
 	v.w = c.newWriter(v.prefix)
+	v.done = c.committedOf(id)
 	c.vehicles[id] = v
 	c.order = append(c.order, v)
 	return v
@@ -487,7 +500,9 @@ func (c *core) commit() error {
 	// windows join the committed ones, which the manifest records whole.
 	for _, v := range c.order {
 		v.committed(n)
-		m.Committed = append(m.Committed, v.done.windows(v.id)...)
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.done)) {
+		m.Committed = append(m.Committed, c.done[id].windows(id)...)
 	}
 	if len(m.Windows) > 0 || len(files) > 0 {
 		if err := c.rec.writeJSON(c.rec.manifestName(n), m); err != nil {
