@@ -153,3 +153,28 @@ func TestCommitsHeldAfterSilentLoss(t *testing.T) {
 		t.Errorf("%d commits acknowledged %d once the hold passed; want 1 of 300", c.Commits, len(a.refs))
 	}
 }
+
+// TestCommitNumberTaken: two instances of one id on one store (an
+// object store prefix, where no lock keeps them apart), both started
+// before either committed: the second to commit finds the number taken
+// in the record and stops (ErrRecordTaken) rather than replace the
+// other's manifest and files.
+func TestCommitNumberTaken(t *testing.T) {
+	wins := carWindows(t, envelope.JSON)
+	fl := newFakeLake()
+	cfg := testConfig(t, "a")
+	a, b := newTestIngest(t, cfg, fl.opened()), newTestIngest(t, cfg, fl.opened())
+	feed(a.core, kartTopic, wins[:100], 1)
+	feed(b.core, kartTopic, wins[100:200], 1)
+	if err := a.core.close(); err != nil {
+		t.Fatal(err)
+	}
+	before := fl.store.names()
+	if err := b.core.close(); !errors.Is(err, ErrRecordTaken) || !strings.Contains(err.Error(), "0000000000.json") {
+		t.Errorf("second commit 0: %v, want ErrRecordTaken naming the manifest", err)
+	}
+	if after := fl.store.names(); strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Errorf("the refused commit changed the store: %q, was %q", after, before)
+	}
+	sameCells(t, fl.cells(), published(t, "kart01", wins[:100]))
+}
