@@ -29,14 +29,14 @@ const (
 	// grows to about twice what is live, and a commit needs its own).
 	DefaultRollMemory = 256 << 20
 	// DefaultMaxWindowBytes is the largest window payload taken in; a
-	// larger one is counted (ReasonSize) and skipped. A window holds
-	// what a car published in one window_period: the kart's are about
-	// 1.4 kB at 10 ms, 13 kB at 100 ms, and four 1 Mbit/s buses full of
-	// frames (8,000 a second each, a dozen signals a frame, about 130
-	// bytes an item in JSON) make about 5 MB at 100 ms. 16 MiB takes
-	// that car's windows up to 300 ms; the window that long costs the
-	// ingest about 10 times its size while it is taken in
-	// (BenchmarkLargestWindow).
+	// larger one is counted (ReasonSize) and skipped before it is
+	// parsed. A window holds what a car published in one window_period:
+	// the kart's are about 1.4 kB at 10 ms, 13 kB at 100 ms; by
+	// arithmetic, four 1 Mbit/s buses full of frames (8,000 a second
+	// each, a dozen signals a frame, about 130 bytes an item in JSON)
+	// make about 5 MB at 100 ms, so 16 MiB takes that car's windows up
+	// to about 300 ms. The window at the bound costs the ingest 8 to 12
+	// times its size while it is taken in (BenchmarkLargestWindow).
 	DefaultMaxWindowBytes = 16 << 20
 	// ReceiveMaximum is the Receive Maximum the ingest sends the broker
 	// (MQTT v5): how many QoS 1 messages it may hold unacknowledged.
