@@ -133,7 +133,8 @@ func (in *Ingest) Run(ctx context.Context) (err error) {
 }
 
 // connect connects with a persistent session, sess, and subscribes on
-// every connection; it returns once the first connection is up.
+// the first connection and on any whose session the broker did not
+// keep; it returns once the first connection is up.
 func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.ConnectionManager, error) {
 	cfg := in.cfg
 	settings := cfg.Conn
