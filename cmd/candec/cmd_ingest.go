@@ -5,6 +5,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -27,7 +28,7 @@ import (
 func runIngest(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "ingest", "--broker URL --dbc [IFACE=]FILE --out-dir LAKE [flags] [TOPIC-FILTER...]  (default: "+ingest.DefaultFilter+")")
 	conn := brokerFlags(fs, ingest.ClientIDPrefix+"ID")
-	fs.Lookup("client-id").Usage = "not used: the client id is " + ingest.ClientIDPrefix + "<--id>"
+	fs.Lookup("client-id").Usage = "refused: the client id is " + ingest.ClientIDPrefix + "<--id>"
 	var dbcs dbc.BusFiles
 	fs.Var(&dbcs, "dbc", "the car's "+dbcHelp)
 	outDir := fs.String("out-dir", "", "the lake: a `DIR`, or s3://bucket/prefix (docs/lake.md), shared with the other instances")
@@ -38,9 +39,14 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	rollBytes := fs.Int64("roll-bytes", ingest.DefaultRollBytes, "commit after `N` bytes of window payload")
 	rollAge := fs.Duration("roll-age", ingest.DefaultRollAge, "commit at least every `D`")
 	maxUnacked := fs.Int("max-unacked", ingest.DefaultMaxUnacked, fmt.Sprintf("commit after `N` messages, at most %d", ingest.ReceiveMaximum))
+	rollMemory := fs.Int64("roll-memory", ingest.DefaultRollMemory, "commit once the rows waiting for the commit take `N` bytes of memory")
+	maxWindow := fs.Int("max-window-bytes", ingest.DefaultMaxWindowBytes, "skip (and count) a window payload of more than `N` bytes")
 	metrics := fs.String("metrics", "", "serve Prometheus metrics on `ADDR` (host:port) at /metrics")
 	connectTimeout := fs.Duration("connect-timeout", defaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the first connection within `D`, at most %v", maxConnectTimeout))
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if err := refuseClientID(fs); err != nil {
 		return err
 	}
 	if dbcs.Empty() {
@@ -54,6 +60,8 @@ func runIngest(ctx context.Context, e env, args []string) error {
 		durationAtLeast("ingest", "--roll-age", *rollAge, time.Millisecond),
 		intIn("ingest", "--max-unacked", *maxUnacked, 1, ingest.ReceiveMaximum),
 		intIn("ingest", "--roll-bytes", *rollBytes, 1, 1<<50),
+		intIn("ingest", "--roll-memory", *rollMemory, 1<<20, 1<<50),
+		intIn("ingest", "--max-window-bytes", *maxWindow, 1<<10, 1<<28),
 	); err != nil {
 		return err
 	}
@@ -74,7 +82,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	}
 	cfg := ingest.Config{Conn: settings, ID: *id, Group: *group, Leave: *leave, Filters: fs.Args(), Buses: buses,
 		Dir: *outDir, Store: store, DBCHash: hash, RollBytes: *rollBytes, RollAge: *rollAge, MaxUnacked: *maxUnacked,
-		ConnectTimeout: *connectTimeout, Registerer: reg, Log: log}
+		RollMemory: *rollMemory, MaxWindowBytes: *maxWindow, ConnectTimeout: *connectTimeout, Registerer: reg, Log: log}
 	if err := cfg.Validate(); err != nil {
 		return &exitError{2, err}
 	}
@@ -89,6 +97,20 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	defer stop()
 	err = in.Run(ctx)
 	writeIngestSummary(e, in.Counters())
+	return err
+}
+
+// refuseClientID refuses --client-id, which the connection flags
+// define for every command: an instance's client id is
+// candec-ingest-<--id>, and a --client-id taken and not used would
+// have the user believe they chose it.
+func refuseClientID(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "client-id" {
+			err = &exitError{2, fmt.Errorf("ingest: --client-id is not taken: the client id is %s<--id> (--id names the instance)", ingest.ClientIDPrefix)}
+		}
+	})
 	return err
 }
 
@@ -148,7 +170,7 @@ func serveMetrics(addr string, reg *prometheus.Registry) (stop func(), err error
 func writeIngestSummary(e env, c ingest.Counters) {
 	fmt.Fprintf(e.stderr, "candec ingest: %d messages, %d windows of %d vehicles, %d rows (%d values) in %d files, %d commits; %d duplicates skipped",
 		c.Messages, c.Windows, len(c.Vehicles), c.Rows, c.Values, c.Files, c.Commits, c.Duplicates)
-	for _, r := range []string{ingest.ReasonVehicle, ingest.ReasonWindow, ingest.ReasonSignal, ingest.ReasonRetained} {
+	for _, r := range []string{ingest.ReasonVehicle, ingest.ReasonWindow, ingest.ReasonSize, ingest.ReasonSignal, ingest.ReasonValue, ingest.ReasonTime, ingest.ReasonRetained} {
 		if n := c.Malformed[r]; n > 0 {
 			fmt.Fprintf(e.stderr, ", %d malformed (%s)", n, r)
 		}

@@ -285,3 +285,19 @@ func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
 }
+
+// TestIngestRefusesClientID: --client-id, which the connection flags
+// define for every command, is refused by ingest with exit status 2,
+// saying where the client id comes from, rather than taken and not used.
+func TestIngestRefusesClientID(t *testing.T) {
+	var out bytes.Buffer
+	lake := filepath.Join(t.TempDir(), "lake")
+	err := run(context.Background(), env{strings.NewReader(""), &out, &out}, []string{"ingest", "--dbc", yukartDBC,
+		"--out-dir", lake, "--broker", "mqtt://127.0.0.1:1", "--client-id", "mine"})
+	if code := exitCode(err); code != 2 || err == nil || !strings.Contains(err.Error(), "--client-id is not taken: the client id is candec-ingest-<--id>") {
+		t.Errorf("exit %d, %v; want 2 naming --client-id and where the client id comes from", code, err)
+	}
+	if _, serr := os.Stat(lake); serr == nil {
+		t.Error("the lake was made: the flag was refused too late")
+	}
+}

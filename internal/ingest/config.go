@@ -23,6 +23,21 @@ const (
 	DefaultRollBytes = 64 << 20
 	// DefaultRollAge is the longest a window waits to be committed.
 	DefaultRollAge = time.Minute
+	// DefaultRollMemory is the memory of the rows the vehicles' writers
+	// may hold before the ingest commits, whatever the bytes, age and
+	// count of the messages: sized for an instance of 1 GB (the Go heap
+	// grows to about twice what is live, and a commit needs its own).
+	DefaultRollMemory = 256 << 20
+	// DefaultMaxWindowBytes is the largest window payload taken in; a
+	// larger one is counted (ReasonSize) and skipped before it is
+	// parsed. A window holds what a car published in one window_period:
+	// the kart's are about 1.4 kB at 10 ms, 13 kB at 100 ms; by
+	// arithmetic, four 1 Mbit/s buses full of frames (8,000 a second
+	// each, a dozen signals a frame, about 130 bytes an item in JSON)
+	// make about 5 MB at 100 ms, so 16 MiB takes that car's windows up
+	// to about 300 ms. The window at the bound costs the ingest 8 to 12
+	// times its size while it is taken in (BenchmarkLargestWindow).
+	DefaultMaxWindowBytes = 16 << 20
 	// ReceiveMaximum is the Receive Maximum the ingest sends the broker
 	// (MQTT v5): how many QoS 1 messages it may hold unacknowledged.
 	// Without it, mosquitto would hold the ingest to its
@@ -32,10 +47,6 @@ const (
 	// commits, whatever their size and age: below ReceiveMaximum, so that
 	// the broker never stops sending while the ingest waits to commit.
 	DefaultMaxUnacked = 50000
-	// DefaultRecent is how many of its latest commits an instance
-	// remembers the windows of, to skip them when the broker sends them
-	// again (see the package documentation).
-	DefaultRecent = 8
 	// DefaultSessionExpiry is how long the broker keeps the session of
 	// an instance that went away: its subscription, its unacknowledged
 	// messages and the queue of what came meanwhile.
@@ -51,6 +62,15 @@ var (
 	ErrConfig = errors.New("ingest: bad config")
 	// ErrCommit: a commit failed; nothing of it was acknowledged.
 	ErrCommit = errors.New("ingest: commit failed")
+	// ErrTakenOver: another client connected with the instance's client
+	// id and the broker gave it the session (MQTT v5 DISCONNECT reason
+	// 0x8E): two instances of one id. The instance stops without
+	// committing what it holds; the broker sends that to the other.
+	ErrTakenOver = errors.New("ingest: another client took over the session")
+	// ErrRecordTaken: the commit the instance was to make is in its
+	// record already, written by another instance of its id (two
+	// instances of one id on one object store prefix).
+	ErrRecordTaken = errors.New("ingest: another instance writes this instance's commit record")
 )
 
 // Config configures one ingest instance.
@@ -92,9 +112,13 @@ type Config struct {
 	RollBytes  int64
 	RollAge    time.Duration
 	MaxUnacked int
-	// Recent is how many commits' windows are remembered; default
-	// DefaultRecent.
-	Recent int
+	// RollMemory commits once the rows held for the next commit take
+	// that much memory (every vehicle's writer, lake.Writer.Buffered);
+	// default DefaultRollMemory.
+	RollMemory int64
+	// MaxWindowBytes bounds a window's payload; default
+	// DefaultMaxWindowBytes.
+	MaxWindowBytes int
 	// SessionExpiry is the session's expiry on the broker; default
 	// DefaultSessionExpiry.
 	SessionExpiry time.Duration
@@ -132,8 +156,11 @@ func (c Config) withDefaults() Config {
 	if c.MaxUnacked <= 0 {
 		c.MaxUnacked = DefaultMaxUnacked
 	}
-	if c.Recent <= 0 {
-		c.Recent = DefaultRecent
+	if c.RollMemory <= 0 {
+		c.RollMemory = DefaultRollMemory
+	}
+	if c.MaxWindowBytes <= 0 {
+		c.MaxWindowBytes = DefaultMaxWindowBytes
 	}
 	if c.SessionExpiry <= 0 {
 		c.SessionExpiry = DefaultSessionExpiry

@@ -1,11 +1,14 @@
 package ingest
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -40,6 +43,9 @@ type Counters struct {
 	WindowGaps, EnvelopeGaps uint64
 	// Commits counts the commits made; Files the data files they made.
 	Commits, Files uint64
+	// Takeovers counts the sessions taken over by another client with
+	// the instance's client id (ErrTakenOver): 0 or 1.
+	Takeovers uint64
 	// Vehicles are the counts per vehicle, by its id in the topic.
 	Vehicles map[string]VehicleCounters
 }
@@ -75,17 +81,21 @@ type core struct {
 
 	mu            sync.Mutex
 	vehicles      map[string]*vehicle
-	order         []*vehicle // in order of arrival
+	done          map[string]*committedSet // every vehicle's committed windows, by id, also of vehicles not seen since the start
+	order         []*vehicle               // in order of arrival
 	win           envelope.Window
 	grp           grouper
 	fr            frame.Frame
 	acks          []ackRef
 	bytes         int64
+	memory        int64 // the writers' Buffered, summed
 	rollStart     time.Time
 	next          uint64 // the next commit's number
 	committedRows uint64 // c.Rows at the last commit
 	c             Counters
 	closing       bool
+	takenOver     atomic.Bool  // the session was taken over: commit nothing more
+	holdUntil     atomic.Int64 // no commit before (ns), but the last (hold)
 	err           error
 	failed        chan struct{} // closed when err is set
 }
@@ -95,7 +105,7 @@ type vehicle struct {
 	id, label, prefix string // the topic's, escaped, vehicle=<escaped>
 	w                 tableWriter
 	pending           map[uint64]*seqSet   // epoch → windows taken since the last commit
-	recent            []map[uint64]*seqSet // the same of the latest commits, oldest first
+	done              *committedSet        // the windows committed: core.done's
 	files             map[fileKey]struct{} // the files of the next commit
 	envs, wins        *envelope.Tracker
 	winEnv            envelope.Envelope // a window's seq and epoch, for wins
@@ -108,12 +118,7 @@ func (v *vehicle) seen(epoch, seq uint64) bool {
 	if s := v.pending[epoch]; s != nil && s.Has(seq) {
 		return true
 	}
-	for _, r := range v.recent {
-		if s := r[epoch]; s != nil && s.Has(seq) {
-			return true
-		}
-	}
-	return false
+	return v.done.has(epoch, seq)
 }
 
 // take adds the window (epoch, seq) to the next commit.
@@ -129,13 +134,12 @@ func (v *vehicle) take(epoch, seq uint64) {
 	s.Add(seq)
 }
 
-// remember ends a commit: its windows join the recent ones, of which
-// keep are kept.
-func (v *vehicle) remember(windows map[uint64]*seqSet, keep int) {
-	v.recent = append(v.recent, windows)
-	if len(v.recent) > keep {
-		v.recent = slices.Delete(v.recent, 0, len(v.recent)-keep)
+// committed ends commit n: the windows taken join the committed ones.
+func (v *vehicle) committed(n uint64) {
+	for epoch, seqs := range v.pending {
+		v.done.add(epoch, seqs.Ranges(), n)
 	}
+	v.pending = nil
 }
 
 func newCore(cfg Config, newWriter func(prefix string) tableWriter, rec *record, m *metrics) (*core, error) {
@@ -147,7 +151,7 @@ func newCore(cfg Config, newWriter func(prefix string) tableWriter, rec *record,
 		cfg.Log.Warn("signals of one name in several messages: their values are skipped (reason signal)", "signals", ambiguous)
 	}
 	c := &core{cfg: cfg, sigs: sigs, newWriter: newWriter, rec: rec, m: m, ack: func(refs []ackRef) int { return len(refs) },
-		vehicles: map[string]*vehicle{}, failed: make(chan struct{}), rollStart: cfg.Now(),
+		vehicles: map[string]*vehicle{}, done: map[string]*committedSet{}, failed: make(chan struct{}), rollStart: cfg.Now(),
 		c: Counters{Malformed: map[string]uint64{}}}
 	for _, f := range cfg.Filters {
 		lvl, err := vehicleLevel(f)
@@ -160,24 +164,23 @@ func newCore(cfg Config, newWriter func(prefix string) tableWriter, rec *record,
 }
 
 // resume takes what the record says: the next commit's number and the
-// windows of the latest commits.
+// windows committed.
 func (c *core) resume(r resumed) {
 	c.next = r.next
-	for _, m := range r.recent {
-		byVehicle := map[string]map[uint64]*seqSet{}
-		for _, w := range m.Windows {
-			if byVehicle[w.Vehicle] == nil {
-				byVehicle[w.Vehicle] = map[uint64]*seqSet{}
-			}
-			byVehicle[w.Vehicle][w.Epoch] = &seqSet{r: w.Seqs}
-		}
-		for id := range byVehicle {
-			c.vehicle(id)
-		}
-		for _, v := range c.order {
-			v.remember(byVehicle[v.id], c.cfg.Recent)
-		}
+	for _, w := range r.windows {
+		c.committedOf(w.Vehicle).add(w.Epoch, w.Seqs, w.Commit)
 	}
+}
+
+// committedOf returns id's committed windows, made empty on first use.
+// A vehicle's writer and trackers are made only once it sends again.
+func (c *core) committedOf(id string) *committedSet {
+	d := c.done[id]
+	if d == nil {
+		d = &committedSet{}
+		c.done[strings.Clone(id)] = d
+	}
+	return d
 }
 
 // vehicle returns id's vehicle, made on its first window.
@@ -190,21 +193,10 @@ func (c *core) vehicle(id string) *vehicle {
 	v := &vehicle{id: id, label: label, prefix: "vehicle=" + label, files: map[fileKey]struct{}{},
 		envs: envelope.NewTracker(), wins: envelope.NewTracker(), m: c.m.vehicle(label)}
 	v.w = c.newWriter(v.prefix)
-	// Its place in the ring of recent commits: none of them had it.
-	if n := c.recentLen(); n > 0 {
-		v.recent = make([]map[uint64]*seqSet, n)
-	}
+	v.done = c.committedOf(id)
 	c.vehicles[id] = v
 	c.order = append(c.order, v)
 	return v
-}
-
-// recentLen is how many commits the ring of recent ones holds.
-func (c *core) recentLen() int {
-	if len(c.order) == 0 {
-		return 0
-	}
-	return len(c.order[0].recent)
 }
 
 // vehicleOf returns the vehicle of topic: the level that a filter's +
@@ -246,6 +238,30 @@ func matchVehicle(f filterLevels, topic string) (string, bool) {
 	return vehicle, true
 }
 
+// hold holds the commits back until until: after a connection the
+// broker closed without a word, which may have been a takeover, the
+// windows held may be sent to another client too; the instance commits
+// again once its new connection has lasted (takeover.go). The last
+// commit, at the end, is not held.
+func (c *core) hold(until time.Time) { c.holdUntil.Store(until.UnixNano()) }
+
+func (c *core) held() bool { return c.cfg.Now().UnixNano() < c.holdUntil.Load() }
+
+// takeover stops the instance: another client took over its session.
+// Nothing more is committed: the broker sends what the instance holds
+// to the other client.
+func (c *core) takeover(clientID, how string) {
+	c.takenOver.Store(true)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.c.Takeovers > 0 {
+		return
+	}
+	c.c.Takeovers++
+	c.m.takeovers.Inc()
+	c.fail(fmt.Errorf("%w as %s (%s): two instances of one --id, or of one certificate; this one stops, and what it held uncommitted goes to the other", ErrTakenOver, clientID, how))
+}
+
 // fail ends the instance with err (the first error only).
 func (c *core) fail(err error) {
 	if c.err == nil {
@@ -263,14 +279,21 @@ func (c *core) handle(topic string, payload []byte, ref ackRef) {
 		return // not acknowledged: the broker sends it again
 	}
 	c.acks = append(c.acks, ref)
-	c.bytes += int64(len(payload))
 	c.c.Messages++
-	if err := c.take(topic, payload); err != nil {
-		c.fail(err)
-		return
+	if len(payload) > c.cfg.MaxWindowBytes {
+		// Refused before it is parsed: a window's items and rows cost
+		// several times its bytes.
+		c.malformed(ReasonSize)
+		c.cfg.Log.Debug("a window too large", "topic", topic, "bytes", len(payload), "max", c.cfg.MaxWindowBytes)
+	} else {
+		c.bytes += int64(len(payload))
+		if err := c.take(topic, payload); err != nil {
+			c.fail(err)
+			return
+		}
 	}
 	c.m.unacked.Set(float64(len(c.acks)))
-	if len(c.acks) >= c.cfg.MaxUnacked || c.bytes >= c.cfg.RollBytes {
+	if c.full() && !c.held() {
 		if err := c.commit(); err != nil {
 			c.fail(err)
 		}
@@ -348,11 +371,17 @@ func (c *core) rows(v *vehicle, w *envelope.Window) error {
 		switch {
 		case it.Envelope.Flags&envelope.Stale != 0:
 			stale++
+		case !timeFits(it.Envelope.TS):
+			c.malformed(ReasonTime)
+		case !si.fits(&it.Envelope):
+			c.malformed(ReasonValue)
 		default:
 			c.grp.add(si, &it.Envelope)
 		}
 	}
 	var values uint64
+	before := v.w.Buffered()
+	defer func() { c.memory += v.w.Buffered() - before }()
 	for i := range c.grp.n {
 		r := &c.grp.rows[i]
 		m := r.si.s.Message
@@ -385,11 +414,19 @@ func (c *core) rows(v *vehicle, w *envelope.Window) error {
 	return nil
 }
 
-// rollIfOld commits when the oldest message waiting is RollAge old.
+// full reports whether the messages taken call for a commit: by
+// count, bytes or memory.
+func (c *core) full() bool {
+	return len(c.acks) >= c.cfg.MaxUnacked || c.bytes >= c.cfg.RollBytes || c.memory >= c.cfg.RollMemory
+}
+
+// rollIfOld commits when the oldest message waiting is RollAge old, or
+// when a commit held back (hold) is due by count, bytes or memory: the
+// broker may have stopped sending meanwhile (Receive Maximum).
 func (c *core) rollIfOld(now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closing || c.err != nil || now.Sub(c.rollStart) < c.cfg.RollAge {
+	if c.closing || c.err != nil || now.Sub(c.rollStart) < c.cfg.RollAge && !c.full() || c.held() {
 		return
 	}
 	if err := c.commit(); err != nil {
@@ -436,6 +473,9 @@ func (c *core) commit() error {
 		return nil
 	}
 	n := c.next
+	if err := c.claim(n); err != nil {
+		return err
+	}
 	input := c.rec.input(n)
 	expected, writers := c.expectedFiles(input)
 	if len(expected) > 0 {
@@ -449,8 +489,21 @@ func (c *core) commit() error {
 	if err != nil {
 		return fmt.Errorf("%w: %d: %w", ErrCommit, n, err)
 	}
+	if c.takenOver.Load() {
+		// Its files stay named in the pending record, which the next
+		// start of this id removes with them.
+		return fmt.Errorf("%w: commit %d not recorded", ErrTakenOver, n)
+	}
 	m := manifest{Format: 1, Owner: c.cfg.ID, Commit: n, Input: input, Files: files,
 		Rows: int64(c.c.Rows - c.committedRows), Windows: c.pendingWindows()}
+	// From here the instance either records the commit or stops: its
+	// windows join the committed ones, which the manifest records whole.
+	for _, v := range c.order {
+		v.committed(n)
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.done)) {
+		m.Committed = append(m.Committed, c.done[id].windows(id)...)
+	}
 	if len(m.Windows) > 0 || len(files) > 0 {
 		if err := c.rec.writeJSON(c.rec.manifestName(n), m); err != nil {
 			return fmt.Errorf("%w: %d: %w", ErrCommit, n, err)
@@ -470,14 +523,32 @@ func (c *core) commit() error {
 	c.c.Commits++
 	c.c.Files += uint64(len(files))
 	for _, v := range c.order {
-		v.remember(v.pending, c.cfg.Recent)
-		v.pending = nil
 		clear(v.files)
 	}
-	c.acks, c.bytes, c.committedRows = c.acks[:0], 0, c.c.Rows
+	c.acks, c.bytes, c.memory, c.committedRows = c.acks[:0], 0, 0, c.c.Rows
 	c.m.unacked.Set(0)
 	c.m.commits.Inc()
 	c.m.commitSeconds.Observe(c.cfg.Now().Sub(start).Seconds())
+	return nil
+}
+
+// claim checks, before commit n, that it is this instance's to make:
+// its session was not taken over, and no other instance of its id has
+// written commit n in the record meanwhile (in object storage nothing
+// else keeps two instances of one id apart).
+func (c *core) claim(n uint64) error {
+	if c.takenOver.Load() {
+		return fmt.Errorf("%w: commit %d not made", ErrTakenOver, n)
+	}
+	for _, name := range []string{c.rec.manifestName(n), c.rec.pendingName(n)} {
+		_, err := c.rec.store.ReadFile(name, maxManifestBytes)
+		switch {
+		case err == nil:
+			return fmt.Errorf("%w: %s in %s was written by another instance of id %s since this one started; this one stops", ErrRecordTaken, name, c.rec.store, c.cfg.ID)
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("%w: %d: %w", ErrCommit, n, err)
+		}
+	}
 	return nil
 }
 
@@ -492,8 +563,7 @@ func (c *core) expectedFiles(input string) ([]string, []tableWriter) {
 		}
 		writers = append(writers, v.w)
 		for k := range v.files {
-			date := time.Unix(0, k.day*dayNanos).UTC().Format("2006-01-02")
-			names = append(names, v.prefix+"/message="+escape(k.msg.Name)+"/date="+date+"/"+escape(k.bus)+"-"+input+".parquet")
+			names = append(names, v.prefix+"/message="+escape(k.msg.Name)+"/date="+dayDate(k.day)+"/"+escape(k.bus)+"-"+input+".parquet")
 		}
 	}
 	slices.Sort(names)
@@ -506,7 +576,12 @@ func commitWriters(writers []tableWriter, input string, expected []string) ([]st
 	var g errgroup.Group
 	g.SetLimit(8)
 	for _, w := range writers {
-		g.Go(func() error { return w.Commit(input) })
+		g.Go(func() error {
+			// A vehicle's writer keeps no Parquet buffers between
+			// commits: with many vehicles they would outgrow any bound.
+			defer w.DropIdle()
+			return w.Commit(input)
+		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err

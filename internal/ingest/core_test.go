@@ -186,6 +186,7 @@ func TestMalformedSkipped(t *testing.T) {
 		{"elsewhere/kart01", string(wins[0]), ReasonVehicle, 1},
 		{"fleet/kart\xff01/yukart/window", string(wins[0]), ReasonVehicle, 1}, // not UTF-8: the record could not name it
 		{kartTopic, foreign, ReasonSignal, 2},
+		{kartTopic, string(wins[0]) + strings.Repeat(" ", DefaultMaxWindowBytes), ReasonSize, 1}, // a window, but too large
 	}
 	for _, tc := range cases {
 		t.Run(fmt.Sprintf("%s %.20q", tc.reason, tc.payload), func(t *testing.T) {
@@ -252,7 +253,9 @@ func TestHugeWindow(t *testing.T) {
 	}
 	b.WriteString("]}")
 	fl := newFakeLake()
-	in := newTestIngest(t, testConfig(t, "a"), fl.opened())
+	cfg := testConfig(t, "a")
+	cfg.MaxWindowBytes = b.Len() // above the default: the grouping's cost is what is tested
+	in := newTestIngest(t, cfg, fl.opened())
 	in.core.handle(kartTopic, []byte(b.String()), ackRef{gen: 1, id: 1})
 	if err := in.core.close(); err != nil {
 		t.Fatal(err)
@@ -289,3 +292,5 @@ func (discard) Write(*frame.Frame, string, []decoder.Value) error { return nil }
 func (discard) Commit(string) error                               { return nil }
 func (discard) Abort()                                            {}
 func (discard) Committed() []string                               { return nil }
+func (discard) Buffered() int64                                   { return 0 }
+func (discard) DropIdle()                                         {}

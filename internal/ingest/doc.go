@@ -20,15 +20,29 @@
 // the commit point, and only then acknowledges every message taken
 // since the last one. The record lives in the lake
 // (_candec_ingest/<id>/): a start resumes from it, removing what an
-// unfinished commit made visible, and skips the windows of its latest
-// commits, which the broker sends again when their acknowledgements
-// were lost. paho's acknowledgements are held back by a session
-// wrapper (ackSession) rather than paho's manual acknowledgement, whose
-// cost grows with the square of the messages waiting.
+// unfinished commit made visible, and skips the windows committed,
+// which each manifest records whole, per vehicle and epoch, as bounded
+// seq ranges (committedSet): the broker sends a window again when its
+// acknowledgement was lost, and a car's bridge may send one again long
+// after. paho's acknowledgements are held back by a session wrapper
+// (ackSession) rather than paho's manual acknowledgement, whose cost
+// grows with the square of the messages waiting.
+//
+// # Memory
+//
+// A commit comes early once the vehicles' writers hold
+// Config.RollMemory of rows, and a vehicle's writer keeps no Parquet
+// writer between commits: the memory is bounded whatever the number of
+// vehicles, but for each vehicle's own state (its trackers, metrics and
+// committed windows, about 32 kB). A window larger than
+// Config.MaxWindowBytes is refused before it is parsed.
 //
 // # Several instances
 //
 // Instances share the lake, each with its own id (its MQTT client id,
 // its file names and record), and split the fleet with a shared
-// subscription (Config.Group).
+// subscription (Config.Group). A second instance of one id takes the
+// session over; the first stops (ErrTakenOver) without committing what
+// it holds, told by the broker or by a subscription identifier not its
+// own (takeover.go).
 package ingest

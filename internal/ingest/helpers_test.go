@@ -284,7 +284,7 @@ func (l *fakeLake) opened() openedLake {
 
 func (w *fakeWriter) Write(f *frame.Frame, iface string, vals []decoder.Value) error {
 	m := vals[0].Signal.Message
-	date := time.Unix(0, dayOf(f.Time)*dayNanos).UTC().Format("2006-01-02")
+	date := dayDate(dayOf(f.Time))
 	k := w.prefix + "/message=" + escape(m.Name) + "/date=" + date + "/" + escape(iface)
 	w.rows[k] = append(w.rows[k], fakeRow{m.Name, f.Time, slices.Clone(vals)})
 	return nil
@@ -308,6 +308,8 @@ func (w *fakeWriter) Commit(input string) error {
 }
 
 func (w *fakeWriter) Abort()              { clear(w.rows) }
+func (w *fakeWriter) Buffered() int64     { return 0 }
+func (w *fakeWriter) DropIdle()           {}
 func (w *fakeWriter) Committed() []string { return w.committed }
 
 // cells returns the committed rows' values by cell, as the lake would

@@ -25,11 +25,16 @@ type Ingest struct {
 	ready   chan struct{}
 	once    sync.Once
 	leaving atomic.Bool // no subscription any more (Config.Leave)
+	subs    *subIDs     // tells a takeover (takeover.go)
+	// subscribed: the broker granted the subscription once; a session
+	// it kept since holds it.
+	subscribed atomic.Bool
+	told       atomic.Bool // a takeover was told
 }
 
 // New checks cfg, opens the lake (shared with the other instances:
 // lake.Config.Owner is cfg.ID) and resumes from the instance's record:
-// an unfinished commit's files are removed, the latest commits' windows
+// an unfinished commit's files are removed, the windows committed
 // remembered.
 func New(cfg Config) (*Ingest, error) {
 	if err := cfg.Validate(); err != nil {
@@ -55,7 +60,7 @@ func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := rec.resume(cfg.Recent)
+	r, err := rec.resume()
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +68,7 @@ func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 		cfg.Log.Info("removed the files of an unfinished commit", "files", r.removed)
 	}
 	c.resume(r)
-	return &Ingest{cfg: cfg, core: c, close: l.close, ready: make(chan struct{})}, nil
+	return &Ingest{cfg: cfg, core: c, close: l.close, ready: make(chan struct{}), subs: newSubIDs()}, nil
 }
 
 // Ready is closed once the broker has accepted the first subscription:
@@ -88,6 +93,17 @@ func (in *Ingest) Run(ctx context.Context) (err error) {
 		}
 	}()
 	sess := &ackSession{SessionManager: state.NewInMemory(), batcher: &mqttclient.Batcher{}}
+	// Known in paho's reading goroutine, before the connection is
+	// reported down; the core's lock may be held by a commit meanwhile.
+	sess.takenOver = func() {
+		in.core.takenOver.Store(true)
+		go in.takeover("MQTT v5 DISCONNECT reason 0x8E, session taken over")
+	}
+	sess.afterSilentLoss = func() {
+		until := in.cfg.Now().Add(holdAfterSilentLoss)
+		in.core.hold(until)
+		in.cfg.Log.Warn("the broker had closed the connection without a word: commits held back until the new one has lasted (another client may have taken the session)", "until", until)
+	}
 	in.core.mu.Lock()
 	in.core.ack = sess.ackAll
 	in.core.mu.Unlock()
@@ -117,7 +133,8 @@ func (in *Ingest) Run(ctx context.Context) (err error) {
 }
 
 // connect connects with a persistent session, sess, and subscribes on
-// every connection; it returns once the first connection is up.
+// the first connection and on any whose session the broker did not
+// keep; it returns once the first connection is up.
 func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.ConnectionManager, error) {
 	cfg := in.cfg
 	settings := cfg.Conn
@@ -128,22 +145,24 @@ func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.Conn
 		ConnectTimeout: cfg.ConnectTimeout,
 		Batcher:        sess.batcher,
 		OnConnectError: attempts.Record,
-		OnUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
-			go in.subscribe(ctx, cm)
-		},
-		OnPublish: func(p *paho.Publish) {
-			ref := ackRef{gen: sess.generation(), id: p.PacketID}
-			if p.Retain {
-				in.core.skip(ReasonRetained, ref)
-				return
+		OnUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
+			// The broker keeps the subscription in the session; a new
+			// one would hide a takeover (takeover.go).
+			if !in.subscribed.Load() || !ca.SessionPresent {
+				subID := ca.Properties == nil || ca.Properties.SubIDAvailable
+				go in.subscribe(ctx, cm, subID)
 			}
-			in.core.handle(p.Topic, p.Payload, ref)
 		},
+		OnPublish: func(p *paho.Publish) { in.receive(sess, p) },
 	}.AutopahoConfig()
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	ac.CleanStartOnInitialConnection = false
+	// A session taken over is not taken back: reconnecting would take
+	// it from the other client, which would take it again, each writing
+	// what it gets.
+	ac.OnConnectionDown = func() bool { return !sess.wasTakenOver() && !in.core.takenOver.Load() }
 	ac.SessionExpiryInterval = uint32(min(cfg.SessionExpiry/time.Second, 1<<32-1))
 	ac.Session = sess
 	ac.ConnectPacketBuilder = func(cp *paho.Connect, _ *url.URL) (*paho.Connect, error) {
@@ -167,13 +186,45 @@ func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.Conn
 	return cm, nil
 }
 
-// subscribe subscribes to the filters at QoS 1; a refusal ends the
-// instance.
-func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager) {
+// receive takes a message as paho delivers it: the window path's entry.
+func (in *Ingest) receive(sess *ackSession, p *paho.Publish) {
+	if p.Properties != nil && in.subs.foreign(p.Properties.SubscriptionIdentifier) {
+		in.core.takenOver.Store(true)
+		go in.takeover(fmt.Sprintf("a message of subscription %d, which another client made in this session (this instance's is %d)",
+			*p.Properties.SubscriptionIdentifier, in.subs.own))
+		return // not acknowledged: the broker sends it to the other
+	}
+	ref := ackRef{gen: sess.generation(), id: p.PacketID}
+	if p.Retain {
+		in.core.skip(ReasonRetained, ref)
+		return
+	}
+	in.core.handle(p.Topic, p.Payload, ref)
+}
+
+// takeover stops the instance whose session another client took over,
+// as how says.
+func (in *Ingest) takeover(how string) {
+	if !in.told.CompareAndSwap(false, true) {
+		return
+	}
+	id := ClientIDPrefix + in.cfg.ID
+	in.cfg.Log.Error("another client took over this instance's session: stopping without committing what it holds (the broker sends that to the other); give each instance its own --id and certificate",
+		"client_id", id, "broker", in.cfg.Conn.Broker, "how", how)
+	in.core.takeover(id, how)
+}
+
+// subscribe subscribes to the filters at QoS 1, with the run's
+// subscription identifier when the broker takes one (subID); a refusal
+// ends the instance.
+func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager, subID bool) {
 	if in.leaving.Load() {
 		return
 	}
 	sub := &paho.Subscribe{}
+	if subID {
+		sub.Properties = &paho.SubscribeProperties{SubscriptionIdentifier: &in.subs.own}
+	}
 	for _, f := range in.cfg.Filters {
 		sub.Subscriptions = append(sub.Subscriptions, paho.SubscribeOptions{Topic: in.cfg.subscription(f), QoS: 1})
 	}
@@ -198,6 +249,7 @@ func (in *Ingest) subscribe(ctx context.Context, cm *autopaho.ConnectionManager)
 	for i, s := range sub.Subscriptions {
 		topics[i] = s.Topic
 	}
+	in.subscribed.Store(true)
 	in.cfg.Log.Info("subscribed", "client_id", ClientIDPrefix+in.cfg.ID, "filters", topics)
 	in.once.Do(func() { close(in.ready) })
 }

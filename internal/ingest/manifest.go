@@ -39,14 +39,26 @@ type manifest struct {
 	Files   []string         `json:"files"`
 	Rows    int64            `json:"rows"`
 	Windows []manifestWindow `json:"windows"`
+	// Committed is every window the owner has committed, this commit's
+	// and all before, per vehicle and epoch, within the bounds of
+	// committedSet: what a start skips. A manifest of an older version
+	// has none; a start then reads the windows of the latest ones.
+	Committed []manifestWindow `json:"committed,omitempty"`
 }
 
 // manifestWindow is the windows of one vehicle and epoch in a commit.
+// Commit, in Committed, is the commit that last added to them.
 type manifestWindow struct {
 	Vehicle string      `json:"vehicle"`
 	Epoch   uint64      `json:"epoch"`
 	Seqs    [][2]uint64 `json:"seqs"`
+	Commit  uint64      `json:"commit,omitempty"`
 }
+
+// legacyManifests is how many of the latest manifests a start reads
+// when they have no Committed (written by an older version): the
+// windows of those commits were what it skipped.
+const legacyManifests = 8
 
 // pending names the files commit n may make visible before its
 // manifest is written; a start that finds it without its manifest
@@ -86,15 +98,16 @@ func (r *record) pendingName(n uint64) string {
 
 // resumed is what a start finds in the record.
 type resumed struct {
-	next    uint64     // the next commit's number
-	recent  []manifest // the latest manifests, oldest first
-	removed int        // data files of unfinished commits removed
+	next    uint64           // the next commit's number
+	windows []manifestWindow // the windows committed, Commit set
+	removed int              // data files of unfinished commits removed
 }
 
-// resume reads the record: the next commit number, the latest keep
-// manifests, and it finishes what an unfinished commit left (a
-// pending without its manifest: its files are removed).
-func (r *record) resume(keep int) (resumed, error) {
+// resume reads the record: the next commit number, the windows
+// committed (the latest manifest's Committed), and it finishes what an
+// unfinished commit left (a pending without its manifest: its files
+// are removed).
+func (r *record) resume() (resumed, error) {
 	var res resumed
 	names, err := r.store.List(r.dir)
 	if err != nil {
@@ -125,12 +138,19 @@ func (r *record) resume(keep int) (resumed, error) {
 		}
 	}
 	slices.Sort(done)
-	for _, n := range done[max(0, len(done)-keep):] {
-		m, err := r.readManifest(n)
+	for i := len(done) - 1; i >= max(0, len(done)-legacyManifests); i-- {
+		m, err := r.readManifest(done[i])
 		if err != nil {
 			return res, err
 		}
-		res.recent = append(res.recent, m)
+		for _, w := range m.Windows {
+			w.Commit = m.Commit
+			res.windows = append(res.windows, w)
+		}
+		if m.Committed != nil {
+			res.windows = append(res.windows, m.Committed...)
+			break
+		}
 	}
 	return res, nil
 }

@@ -12,6 +12,8 @@ const (
 	ReasonVehicle = "vehicle"
 	// ReasonWindow: the payload is no window (envelope.ParseWindow).
 	ReasonWindow = "window"
+	// ReasonSize: the payload is larger than Config.MaxWindowBytes.
+	ReasonSize = "size"
 	// ReasonSignal: a window's item is on a topic whose signal the DBC
 	// does not have (or shares with another signal); the item only.
 	ReasonSignal = "signal"
@@ -19,6 +21,13 @@ const (
 	// subscribing. A car never retains a window; one that did would be
 	// written again at every start.
 	ReasonRetained = "retained"
+	// ReasonValue: a window item whose value its signal's column cannot
+	// hold (an INT64 column given 2^64-1, 3.7, 1e308 or NaN); the item
+	// only.
+	ReasonValue = "value"
+	// ReasonTime: a window item whose ts the lake's time column does not
+	// hold (lake.MinTime to lake.MaxTime); the item only.
+	ReasonTime = "time"
 )
 
 // metrics are the Prometheus metrics of an instance. Per-vehicle
@@ -28,7 +37,7 @@ type metrics struct {
 	windowGaps, envelopeGaps         *prometheus.CounterVec
 	duplicates, stale                prometheus.Counter
 	malformed                        *prometheus.CounterVec
-	commits                          prometheus.Counter
+	commits, takeovers               prometheus.Counter
 	commitSeconds                    prometheus.Histogram
 	unacked                          prometheus.Gauge
 }
@@ -54,8 +63,10 @@ func newMetrics(reg prometheus.Registerer, id string) *metrics {
 		stale: prometheus.NewCounter(prometheus.CounterOpts{Name: "candec_ingest_stale_total",
 			Help: "Stale marks seen: they repeat a value already written and make no row."}),
 		malformed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "candec_ingest_malformed_total",
-			Help: "Messages (reason vehicle, window) or envelopes (reason signal) skipped: malformed or foreign."}, []string{"reason"}),
+			Help: "Messages (reason vehicle, window, retained, size) or window items (reason signal, value, time) skipped: malformed or foreign."}, []string{"reason"}),
 		commits: prometheus.NewCounter(prometheus.CounterOpts{Name: "candec_ingest_commits_total", Help: "Commits."}),
+		takeovers: prometheus.NewCounter(prometheus.CounterOpts{Name: "candec_ingest_takeovers_total",
+			Help: "Sessions taken over by another client with the instance's client id (MQTT v5 DISCONNECT reason 0x8E): the instance stopped."}),
 		commitSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "candec_ingest_commit_seconds",
 			Help: "Time a commit takes: data files, manifest, acknowledgements.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
 		unacked: prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_ingest_unacked",
@@ -63,7 +74,7 @@ func newMetrics(reg prometheus.Registerer, id string) *metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.windows, m.envelopes, m.rows, m.values, m.windowGaps, m.envelopeGaps,
-			m.duplicates, m.stale, m.malformed, m.commits, m.commitSeconds, m.unacked)
+			m.duplicates, m.stale, m.malformed, m.commits, m.takeovers, m.commitSeconds, m.unacked)
 	}
 	return m
 }

@@ -1,8 +1,6 @@
 package ingest
 
 import (
-	"time"
-
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/envelope"
@@ -74,6 +72,10 @@ type tableWriter interface {
 	Commit(input string) error
 	Abort()
 	Committed() []string
+	// Buffered is the memory of the rows not yet committed; DropIdle
+	// frees what the writer keeps from a commit for the next.
+	Buffered() int64
+	DropIdle()
 }
 
 // fileKey is one file a commit makes: a vehicle's table of a message on
@@ -82,15 +84,4 @@ type fileKey struct {
 	msg *dbc.Message
 	bus string
 	day int64
-}
-
-const dayNanos = int64(24 * time.Hour)
-
-// dayOf is the UTC day of ts, as the lake partitions it.
-func dayOf(ts int64) int64 {
-	d := ts / dayNanos
-	if ts < 0 && ts%dayNanos != 0 {
-		d--
-	}
-	return d
 }

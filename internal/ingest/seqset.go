@@ -1,6 +1,10 @@
 package ingest
 
-import "sort"
+import (
+	"math"
+	"slices"
+	"sort"
+)
 
 // seqSet is a set of window seqs as sorted, disjoint, non-adjacent
 // ranges: a car's stream arrives mostly in order, so a commit's seqs are
@@ -66,3 +70,30 @@ func (s *seqSet) Len() uint64 {
 
 // Ranges returns the ranges, for a manifest.
 func (s *seqSet) Ranges() [][2]uint64 { return s.r }
+
+// AddRange adds every seq from lo to hi (lo <= hi), merging the ranges
+// it meets or touches.
+func (s *seqSet) AddRange(lo, hi uint64) {
+	// The first range that ends at lo-1 or later: the ones before it
+	// stay apart.
+	i := sort.Search(len(s.r), func(k int) bool { return s.r[k][1] >= lo || lo > 0 && s.r[k][1] == lo-1 })
+	j := i
+	for j < len(s.r) && (s.r[j][0] <= hi || hi < math.MaxUint64 && s.r[j][0] == hi+1) {
+		lo, hi = min(lo, s.r[j][0]), max(hi, s.r[j][1])
+		j++
+	}
+	s.r = slices.Replace(s.r, i, j, [2]uint64{lo, hi})
+}
+
+// Bound keeps at most n ranges (n >= 1): while there are more, the gap
+// between the lowest two is closed, its seqs taken as in the set.
+// It reports how many gaps it closed.
+func (s *seqSet) Bound(n int) int {
+	k := len(s.r) - n
+	if k <= 0 {
+		return 0
+	}
+	s.r[k][0] = s.r[0][0]
+	s.r = slices.Delete(s.r, 0, k)
+	return k
+}

@@ -33,9 +33,21 @@ type ackSession struct {
 	session.SessionManager
 	batcher *mqttclient.Batcher
 
-	mu  sync.Mutex
-	gen uint64 // counts the connections accepted (CONNACK)
-	up  bool
+	// takenOver is called, once, when the broker ends the connection
+	// because another client connected with the instance's client id
+	// (MQTT v5 DISCONNECT reason 0x8E). It must not block.
+	takenOver func()
+	// afterSilentLoss is called when a connection is accepted after one
+	// that the broker closed without a DISCONNECT (which may have been
+	// a takeover: takeover.go). It must not block.
+	afterSilentLoss func()
+
+	mu     sync.Mutex
+	gen    uint64 // counts the connections accepted (CONNACK)
+	up     bool
+	taken  bool // the session was taken over: no reconnection
+	told   bool // the broker sent a DISCONNECT on this connection
+	silent bool // the last connection ended without one
 }
 
 // ConAckReceived starts a connection's generation.
@@ -43,16 +55,39 @@ func (s *ackSession) ConAckReceived(w io.Writer, cp *packets.Connect, ca *packet
 	s.mu.Lock()
 	s.gen++
 	s.up = true
+	silent := s.silent && ca.ReasonCode < 0x80
+	s.told, s.silent = false, false
 	s.mu.Unlock()
+	if silent && s.afterSilentLoss != nil {
+		s.afterSilentLoss()
+	}
 	return s.SessionManager.ConAckReceived(w, cp, ca)
 }
 
-// ConnectionLost ends it.
+// ConnectionLost ends it. paho calls it with the broker's DISCONNECT,
+// if one came, before the connection is reported down: a takeover is
+// known before autopaho could reconnect (and take the session back).
 func (s *ackSession) ConnectionLost(dp *packets.Disconnect) error {
 	s.mu.Lock()
+	if s.up && dp == nil && !s.told {
+		s.silent = true
+	}
 	s.up = false
+	s.told = s.told || dp != nil
+	taken := dp != nil && dp.ReasonCode == mqttclient.ReasonSessionTakenOver && !s.taken
+	s.taken = s.taken || taken
 	s.mu.Unlock()
+	if taken && s.takenOver != nil {
+		s.takenOver()
+	}
 	return s.SessionManager.ConnectionLost(dp)
+}
+
+// wasTakenOver reports whether the session was taken over.
+func (s *ackSession) wasTakenOver() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.taken
 }
 
 // Ack is paho's acknowledgement when a handler returns: held back for

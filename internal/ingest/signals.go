@@ -32,6 +32,7 @@ type sigInfo struct {
 	bus      string
 	labelled bool // the lake writes a _label column: Raw must be set
 	float    bool // an IEEE float signal
+	integer  bool // the lake's column is INT64
 }
 
 // signalTable maps an item's topic to its signal. A name that two
@@ -62,10 +63,29 @@ func newSignalTable(prefix string, buses []Bus) (signalTable, []string, error) {
 			}
 			t[topic] = &sigInfo{s: s, bus: bus,
 				labelled: len(s.Values) > 0 && s.Type == dbc.Integer && s.Factor != 0,
-				float:    s.Type == dbc.Float32 || s.Type == dbc.Float64}
+				float:    s.Type == dbc.Float32 || s.Type == dbc.Float64, integer: integerColumn(s)}
 		}
 	}
 	return t, ambiguous, nil
+}
+
+// fits reports whether the lake's column of si's signal holds e's value
+// as it is: an INT64 column takes an integer of int64 and a float that
+// is one (3.0), never an unsigned value past int64, a fraction, a float
+// past int64 or a non-finite one. A DOUBLE column takes every value.
+func (si *sigInfo) fits(e *envelope.Envelope) bool {
+	if !si.integer {
+		return true
+	}
+	switch e.Kind {
+	case envelope.Int:
+		return true
+	case envelope.Uint:
+		return e.Uint <= math.MaxInt64
+	default:
+		// -2^63 is an int64; 2^63, the first float past it, is not.
+		return e.Float == math.Trunc(e.Float) && e.Float >= math.MinInt64 && e.Float < math.MaxInt64
+	}
 }
 
 // value makes e, an envelope of si's signal, the decoder.Value that a
@@ -73,14 +93,21 @@ func newSignalTable(prefix string, buses []Bus) (signalTable, []string, error) {
 // integer only for an exact one), a float keeps the car's tidied value
 // (tidying it again changes nothing), oor is OutOfRange, and the raw
 // value behind a label is worked out from the value so that the lake
-// writes the DBC's label.
+// writes the DBC's label. e's value must fit the column (fits): an
+// INT64 column's value is then made Exact, with Int set.
 func (si *sigInfo) value(e *envelope.Envelope, v *decoder.Value) {
 	*v = decoder.Value{Signal: si.s}
-	switch e.Kind {
-	case envelope.Int:
+	switch {
+	case e.Kind == envelope.Int:
 		v.Flags, v.Int, v.Phys, v.Raw = decoder.Exact, e.Int, float64(e.Int), uint64(e.Int)
-	case envelope.Uint:
+	case e.Kind == envelope.Uint:
 		v.Flags, v.Raw, v.Phys = decoder.Exact|decoder.Unsigned, e.Uint, float64(e.Uint)
+		if si.integer {
+			v.Int = int64(e.Uint)
+		}
+	case si.integer:
+		v.Flags, v.Int, v.Phys = decoder.Exact, int64(e.Float), e.Float
+		v.Raw = uint64(v.Int)
 	default:
 		v.Phys = e.Float
 		if si.float {

@@ -110,6 +110,12 @@ type Lake struct {
 	name    string    // the lake, in messages
 	removed int
 	closed  bool
+
+	// layouts are the tables' schemas, made once per message for every
+	// Writer of the lake: an ingest has a Writer per vehicle, and a
+	// schema of its own in each would cost tens of kB a vehicle.
+	layoutMu sync.Mutex
+	layouts  map[*dbc.Message]*layout
 }
 
 type marker struct {
@@ -287,6 +293,7 @@ type Writer struct {
 	order    []*table // in order of creation, for a deterministic choice
 	last     *table
 	buffered int64
+	tabBytes int64 // the open tables' own structures (Buffered)
 	pv       values
 	rows     int64
 	files    int
@@ -357,6 +364,23 @@ func (w *Writer) layout(m *dbc.Message) *layout {
 	if lo, ok := w.schemas[m]; ok {
 		return lo
 	}
+	l := w.lake
+	l.layoutMu.Lock()
+	defer l.layoutMu.Unlock()
+	lo, ok := l.layouts[m]
+	if !ok {
+		lo = l.newLayout(m)
+		if l.layouts == nil {
+			l.layouts = map[*dbc.Message]*layout{}
+		}
+		l.layouts[m] = lo
+	}
+	w.schemas[m] = lo
+	return lo
+}
+
+// newLayout makes m's layout; it is read only from then on.
+func (l *Lake) newLayout(m *dbc.Message) *layout {
 	lo := &layout{j1939: m.J1939, rowSize: 8 + 16 + 8 + 4}
 	cols := []column{{"time", timeNode}, {"bus", stringNode}, {"id", int64Node}}
 	used := map[string]bool{"time": true, "bus": true, "id": true, "oor": true}
@@ -388,7 +412,7 @@ func (w *Writer) layout(m *dbc.Message) *layout {
 		}
 	}
 	for _, s := range m.Signals {
-		if !matches(w.lake.cfg.Signals, s) {
+		if !matches(l.cfg.Signals, s) {
 			continue
 		}
 		d := sigDef{s: s, name: unique(s.Name), integer: IntegerColumn(s), labelled: len(s.Values) > 0 && s.Type == dbc.Integer,
@@ -408,7 +432,6 @@ func (w *Writer) layout(m *dbc.Message) *layout {
 	}
 	lo.columns = len(cols)
 	lo.schema = newSchema(m.Name, cols)
-	w.schemas[m] = lo
 	return lo
 }
 
@@ -438,20 +461,34 @@ type sigCol struct {
 
 const dayNanos = int64(24 * time.Hour)
 
-func (w *Writer) table(m *dbc.Message, bus string, t int64) *table {
+// Day returns the UTC day of t (ns since the Unix epoch), in days since
+// the epoch: the date partition of a row at time t.
+func Day(t int64) int64 {
 	day := t / dayNanos
 	if t < 0 && t%dayNanos != 0 {
 		day--
 	}
-	k := tableKey{m, bus, day}
+	return day
+}
+
+// DayDate returns the date of day (Day's) as the date= partition names
+// it, 2026-12-04. It works in seconds: the day's first nanosecond can
+// lie outside int64 (the day of 1677-09-21, the earliest time an INT64
+// TIMESTAMP(NANOS) holds, starts before it), and a date computed in
+// nanoseconds would then wrap round to 2262.
+func DayDate(day int64) string {
+	return time.Unix(day*int64(24*time.Hour/time.Second), 0).UTC().Format("2006-01-02")
+}
+
+func (w *Writer) table(m *dbc.Message, bus string, t int64) *table {
+	k := tableKey{m, bus, Day(t)}
 	if w.last != nil && w.last.key == k {
 		return w.last
 	}
 	tb, ok := w.tables[k]
 	if !ok {
 		lo := w.layout(m)
-		date := time.Unix(0, day*dayNanos).UTC().Format("2006-01-02")
-		dir := path.Join(w.prefix, "message="+escape(m.Name), "date="+date)
+		dir := path.Join(w.prefix, "message="+escape(m.Name), "date="+DayDate(k.day))
 		if idle := w.idle[m]; len(idle) > 0 {
 			tb, w.idle[m] = idle[len(idle)-1], idle[:len(idle)-1]
 			tb.key, tb.dir, tb.wrote = k, dir, false
@@ -464,6 +501,7 @@ func (w *Writer) table(m *dbc.Message, bus string, t int64) *table {
 		}
 		w.tables[k] = tb
 		w.order = append(w.order, tb)
+		w.tabBytes += tableBytes(lo)
 	}
 	w.last = tb
 	return tb
@@ -638,6 +676,24 @@ func (w *Writer) drop(tb *table) {
 	}
 }
 
+// Buffered returns the bytes of rows the Writer holds in memory, not
+// yet written to a file (the figure Config.MemoryBytes bounds): the
+// input's rows buffered in its tables, their columns at their size.
+// The slices that hold them may have up to twice that capacity.
+func (w *Writer) Buffered() int64 { return w.buffered + w.tabBytes }
+
+// tableBytes is what a new table costs before its first row: the table,
+// its columns' slice headers and their first allocations, as measured
+// (BenchmarkManyVehiclesOneCommit in internal/ingest) rather than
+// worked out from the types.
+func tableBytes(lo *layout) int64 { return 512 + 96*int64(lo.columns) }
+
+// DropIdle forgets the tables that Commit keeps for the next input to
+// reuse (their Parquet writers and buffers, a few hundred kB a table):
+// a Writer that waits long between inputs, an ingest's vehicle's
+// between commits, then holds no memory meanwhile.
+func (w *Writer) DropIdle() { clear(w.idle) }
+
 // Rows returns the rows written so far; Truncated the values left out
 // (null) because their signal did not fit in a short frame.
 func (w *Writer) Rows() int64    { return w.rows }
@@ -716,7 +772,7 @@ func (w *Writer) commitFiles(input string) error {
 	for _, tb := range w.order {
 		w.idle[tb.key.msg] = append(w.idle[tb.key.msg], tb)
 	}
-	w.order, w.tables, w.last = nil, map[tableKey]*table{}, nil
+	w.order, w.tables, w.last, w.tabBytes = nil, map[tableKey]*table{}, nil, 0
 	return nil
 }
 
@@ -729,7 +785,7 @@ func (w *Writer) Abort() {
 			tb.file = nil
 		}
 	}
-	w.order, w.tables, w.last, w.buffered = nil, map[tableKey]*table{}, nil, 0
+	w.order, w.tables, w.last, w.buffered, w.tabBytes = nil, map[tableKey]*table{}, nil, 0, 0
 }
 
 // defaultPartition is Hive's name of a partition whose value is null

@@ -65,6 +65,19 @@ var (
 // level, at a fraction of the time.
 var codec compress.Codec = &zstd.Codec{Level: zstd.SpeedFastest, Concurrency: 1}
 
+// MinTime and MaxTime bound the times a lake row may have (ns since the
+// Unix epoch, MinTime <= t < MaxTime): 1677-09-22T00:00:00Z to
+// 2262-04-11T00:00:00Z, the whole days that the time column's type,
+// INT64 TIMESTAMP(NANOS), holds. Left out are the part days at either
+// end, where the readers' own marks lie: the lowest int64 is NaT (no
+// time) to pandas and NumPy, and DuckDB keeps its highest and lowest
+// values for infinity. Within the bounds every time is a time to every
+// reader, and its date partition a whole day.
+const (
+	MinTime = -106751 * dayNanos
+	MaxTime = 106751 * dayNanos
+)
+
 // IntegerColumn reports whether the lake writes signal s as an int64
 // column: an integer signal (not IEEE float) whose factor and offset are
 // integers and whose every raw value, scaled, fits in int64. Every value
