@@ -3,8 +3,9 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -72,12 +73,7 @@ func NewScale(s Summary, refs map[string]*scenario.Reference) (sc Scale, ok bool
 			hereD, sc.Here, sc.HereRow = x.Deliveries, x.BrokerUsPerDelivery, r.Scenario
 		}
 	}
-	names := make([]string, 0, len(refs))
-	for name := range refs {
-		names = append(names, name)
-	}
-	sort.Strings(names) // ties go the same way every time
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(refs)) { // ties go the same way every time
 		ref := refs[name]
 		if ref.Deliveries > repD && ref.BrokerCPU > 0 {
 			repD, sc.Report, sc.ReportRow = ref.Deliveries, ref.BrokerCPU*1e4/ref.Deliveries, name
@@ -149,7 +145,7 @@ func Charts(s Summary, refs map[string]*scenario.Reference) []Chart {
 // deliveries/s under each tick and its regions shaded.
 func BrokerChart(s Summary, refs map[string]*scenario.Reference, sc Scale) *plot.Plot {
 	_, repSat := sc.Saturation()
-	p := chart.New("Broker CPU against deliveries",
+	p := chart.New("Broker CPU against deliveries, on the report's scale",
 		"deliveries/s as a share of the broker's saturation point\n(under each share: the report's deliveries/s)",
 		"broker CPU (% of one core)")
 	p.Y.Min, p.Y.Max = 0, 100
@@ -167,12 +163,7 @@ func BrokerChart(s Summary, refs map[string]*scenario.Reference, sc Scale) *plot
 	}
 
 	var rep, here plotter.XYs
-	names := make([]string, 0, len(refs))
-	for name := range refs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(refs)) {
 		if ref := refs[name]; ref.Deliveries > 0 {
 			rep = append(rep, plotter.XY{X: ref.Deliveries / repSat, Y: ref.BrokerCPU})
 		}
@@ -185,7 +176,6 @@ func BrokerChart(s Summary, refs map[string]*scenario.Reference, sc Scale) *plot
 	here1, _ := sc.Saturation()
 	chart.Points(p, rep, fmt.Sprintf("the report: %.1f µs per delivery, saturates at %s/s", sc.Report, sig3(repSat)), chart.Colour(0), draw.CircleGlyph{}, vg.Points(4))
 	chart.Points(p, here, fmt.Sprintf("candec on %s: %.1f µs per delivery, saturates at %s/s", s.Host, sc.Here, sig3(here1)), chart.Colour(1), draw.TriangleGlyph{}, vg.Points(4))
-	p.Title.Text = "Broker CPU against deliveries, on the report's scale"
 	chart.LegendAt(p, false, false)
 	var ticks []plot.Tick
 	for i := 0; i <= 20; i++ {
@@ -326,18 +316,19 @@ func addDeliveryBars(p *plot.Plot, sig, win plotter.Values) {
 	w := vg.Points(8)
 	chart.HBars(p, sig, "signal stream (an envelope per signal)", chart.Colour(0), w, w/2)
 	chart.HBars(p, win, "window stream (every signal, one message per window)", chart.Colour(4), w, -w/2)
-	var labels plotter.XYLabels
+	var xy plotter.XYs
+	var texts []string
 	for j := range sig {
 		for _, v := range []struct {
 			x, dy float64
 		}{{sig[j], 0.2}, {win[j], -0.2}} {
 			if v.x > 0 {
-				labels.XYs = append(labels.XYs, plotter.XY{X: v.x, Y: float64(j) + v.dy})
-				labels.Labels = append(labels.Labels, " "+numfmt.Thousands(v.x))
+				xy = append(xy, plotter.XY{X: v.x, Y: float64(j) + v.dy})
+				texts = append(texts, " "+numfmt.Thousands(v.x))
 			}
 		}
 	}
-	chart.Labels(p, labels.XYs, labels.Labels, vg.Points(8), draw.XLeft, draw.YCenter)
+	chart.Labels(p, xy, texts, vg.Points(8), draw.XLeft, draw.YCenter)
 }
 
 // subscribers is the envelope subscriber count of the summary's runs.

@@ -40,10 +40,7 @@ func Line(p *plot.Plot, xy plotter.XYs, name string, c color.Color, w vg.Length,
 	if err != nil {
 		return nil
 	}
-	l.Color, l.Width = c, w
-	if len(dashes) > 0 {
-		l.Dashes = dashes
-	}
+	l.Color, l.Width, l.Dashes = c, w, append(l.Dashes, dashes...)
 	p.Add(l)
 	if name != "" {
 		p.Legend.Add(name, l)
@@ -65,8 +62,12 @@ func HBars(p *plot.Plot, vals plotter.Values, name string, c color.Color, w, off
 }
 
 // Labels adds texts at xy, each at size and aligned to its point by xa
-// and ya (a text's left and bottom by default).
+// and ya (draw.XLeft, draw.YBottom: gonum's default); nothing unless
+// there is a point for each text.
 func Labels(p *plot.Plot, xy plotter.XYs, texts []string, size vg.Length, xa draw.XAlignment, ya draw.YAlignment) *plotter.Labels {
+	if len(xy) != len(texts) { // gonum would panic
+		return nil
+	}
 	l, err := plotter.NewLabels(plotter.XYLabels{XYs: xy, Labels: texts})
 	if err != nil {
 		return nil
