@@ -3,8 +3,9 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"maps"
 	"math"
-	"sort"
+	"slices"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -72,12 +73,7 @@ func NewScale(s Summary, refs map[string]*scenario.Reference) (sc Scale, ok bool
 			hereD, sc.Here, sc.HereRow = x.Deliveries, x.BrokerUsPerDelivery, r.Scenario
 		}
 	}
-	names := make([]string, 0, len(refs))
-	for name := range refs {
-		names = append(names, name)
-	}
-	sort.Strings(names) // ties go the same way every time
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(refs)) { // ties go the same way every time
 		ref := refs[name]
 		if ref.Deliveries > repD && ref.BrokerCPU > 0 {
 			repD, sc.Report, sc.ReportRow = ref.Deliveries, ref.BrokerCPU*1e4/ref.Deliveries, name
@@ -149,7 +145,7 @@ func Charts(s Summary, refs map[string]*scenario.Reference) []Chart {
 // deliveries/s under each tick and its regions shaded.
 func BrokerChart(s Summary, refs map[string]*scenario.Reference, sc Scale) *plot.Plot {
 	_, repSat := sc.Saturation()
-	p := chart.New("Broker CPU against deliveries",
+	p := chart.New("Broker CPU against deliveries, on the report's scale",
 		"deliveries/s as a share of the broker's saturation point\n(under each share: the report's deliveries/s)",
 		"broker CPU (% of one core)")
 	p.Y.Min, p.Y.Max = 0, 100
@@ -162,28 +158,12 @@ func BrokerChart(s Summary, refs map[string]*scenario.Reference, sc Scale) *plot
 		if from >= 1 {
 			continue
 		}
-		poly, err := plotter.NewPolygon(plotter.XYs{{X: from, Y: 0}, {X: to, Y: 0}, {X: to, Y: 100}, {X: from, Y: 100}})
-		if err != nil {
-			continue
-		}
-		poly.Color = shades[i%len(shades)]
-		poly.LineStyle.Width = 0
-		p.Add(poly)
-		lbl, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: (from + to) / 2, Y: 96}}, Labels: []string{reg.Name}})
-		if err == nil {
-			lbl.TextStyle[0].XAlign = draw.XCenter
-			lbl.TextStyle[0].Font.Size = vg.Points(10)
-			p.Add(lbl)
-		}
+		p.Add(&chart.Bands{Spans: [][2]float64{{from, to}}, Color: shades[i%len(shades)]})
+		chart.Labels(p, plotter.XYs{{X: (from + to) / 2, Y: 96}}, []string{reg.Name}, vg.Points(10), draw.XCenter, draw.YBottom)
 	}
 
 	var rep, here plotter.XYs
-	names := make([]string, 0, len(refs))
-	for name := range refs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(refs)) {
 		if ref := refs[name]; ref.Deliveries > 0 {
 			rep = append(rep, plotter.XY{X: ref.Deliveries / repSat, Y: ref.BrokerCPU})
 		}
@@ -194,9 +174,8 @@ func BrokerChart(s Summary, refs map[string]*scenario.Reference, sc Scale) *plot
 		}
 	}
 	here1, _ := sc.Saturation()
-	addPoints(p, rep, fmt.Sprintf("the report: %.1f µs per delivery, saturates at %s/s", sc.Report, sig3(repSat)), 0, draw.CircleGlyph{})
-	addPoints(p, here, fmt.Sprintf("candec on %s: %.1f µs per delivery, saturates at %s/s", s.Host, sc.Here, sig3(here1)), 1, draw.TriangleGlyph{})
-	p.Title.Text = "Broker CPU against deliveries, on the report's scale"
+	chart.Points(p, rep, fmt.Sprintf("the report: %.1f µs per delivery, saturates at %s/s", sc.Report, sig3(repSat)), chart.Colour(0), draw.CircleGlyph{}, vg.Points(4))
+	chart.Points(p, here, fmt.Sprintf("candec on %s: %.1f µs per delivery, saturates at %s/s", s.Host, sc.Here, sig3(here1)), chart.Colour(1), draw.TriangleGlyph{}, vg.Points(4))
 	chart.LegendAt(p, false, false)
 	var ticks []plot.Tick
 	for i := 0; i <= 20; i++ {
@@ -210,21 +189,6 @@ func BrokerChart(s Summary, refs map[string]*scenario.Reference, sc Scale) *plot
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Add(plotter.NewGrid())
 	return p
-}
-
-// addPoints adds xy as a scatter series of colour i.
-func addPoints(p *plot.Plot, xy plotter.XYs, name string, i int, shape draw.GlyphDrawer) *plotter.Scatter {
-	if len(xy) == 0 {
-		return nil
-	}
-	sc, err := plotter.NewScatter(xy)
-	if err != nil {
-		return nil
-	}
-	sc.GlyphStyle = draw.GlyphStyle{Color: chart.Colour(i), Radius: vg.Points(4), Shape: shape}
-	p.Add(sc)
-	p.Legend.Add(name, sc)
-	return sc
 }
 
 // LatencyChart draws each scenario's envelope latency p50 and p99 on a
@@ -248,14 +212,10 @@ func LatencyChart(s Summary) *plot.Plot {
 		p50 = append(p50, plotter.XY{X: l.P50, Y: y})
 		p99 = append(p99, plotter.XY{X: l.P99, Y: y})
 		lo, hi = math.Min(lo, l.P50), math.Max(hi, l.P99)
-		if line, err := plotter.NewLine(plotter.XYs{{X: l.P50, Y: y}, {X: l.P99, Y: y}}); err == nil {
-			line.Color = color.Gray{0xa0}
-			line.Width = vg.Points(2)
-			p.Add(line)
-		}
+		chart.Line(p, plotter.XYs{{X: l.P50, Y: y}, {X: l.P99, Y: y}}, "", color.Gray{0xa0}, vg.Points(2))
 	}
-	addPoints(p, p50, "p50", 0, draw.CircleGlyph{})
-	addPoints(p, p99, "p99", 1, draw.CircleGlyph{})
+	chart.Points(p, p50, "p50", chart.Colour(0), draw.CircleGlyph{}, vg.Points(4))
+	chart.Points(p, p99, "p99", chart.Colour(1), draw.CircleGlyph{}, vg.Points(4))
 	p.X.Min, p.X.Max = 1, 1000 // no latency measured: an empty but valid scale
 	if hi > 0 {
 		p.X.Min, p.X.Max = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
@@ -340,18 +300,12 @@ func addRegionLines(p *plot.Plot, sc *Scale, n int) {
 		if x > p.X.Max {
 			continue
 		}
-		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: -0.5}, {X: x, Y: float64(n) - 0.5}})
-		if err != nil {
+		if chart.Line(p, plotter.XYs{{X: x, Y: -0.5}, {X: x, Y: float64(n) - 0.5}}, "", chart.Colour(1), vg.Points(1), vg.Points(4), vg.Points(3)) == nil {
 			continue
 		}
-		l.Color, l.Width, l.Dashes = chart.Colour(1), vg.Points(1), []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(l)
-		if t, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: x, Y: float64(n) - 0.5}},
-			Labels: []string{fmt.Sprintf(" %s from %s/s", reg.Name, sig3(x))}}); err == nil {
-			t.TextStyle[0].Font.Size = vg.Points(9)
+		if t := chart.Labels(p, plotter.XYs{{X: x, Y: float64(n) - 0.5}}, []string{fmt.Sprintf(" %s from %s/s", reg.Name, sig3(x))},
+			vg.Points(9), draw.XLeft, draw.YTop); t != nil {
 			t.TextStyle[0].Color = chart.Colour(1)
-			t.TextStyle[0].YAlign = draw.YTop
-			p.Add(t)
 		}
 	}
 }
@@ -360,34 +314,21 @@ func addRegionLines(p *plot.Plot, sc *Scale, n int) {
 // side, each with its figure after it.
 func addDeliveryBars(p *plot.Plot, sig, win plotter.Values) {
 	w := vg.Points(8)
-	if b, err := plotter.NewBarChart(sig, w); err == nil {
-		b.Horizontal, b.Offset, b.Color, b.LineStyle.Width = true, w/2, chart.Colour(0), 0
-		p.Add(b)
-		p.Legend.Add("signal stream (an envelope per signal)", b)
-	}
-	if b, err := plotter.NewBarChart(win, w); err == nil {
-		b.Horizontal, b.Offset, b.Color, b.LineStyle.Width = true, -w/2, chart.Colour(4), 0
-		p.Add(b)
-		p.Legend.Add("window stream (every signal, one message per window)", b)
-	}
-	var labels plotter.XYLabels
+	chart.HBars(p, sig, "signal stream (an envelope per signal)", chart.Colour(0), w, w/2)
+	chart.HBars(p, win, "window stream (every signal, one message per window)", chart.Colour(4), w, -w/2)
+	var xy plotter.XYs
+	var texts []string
 	for j := range sig {
 		for _, v := range []struct {
 			x, dy float64
 		}{{sig[j], 0.2}, {win[j], -0.2}} {
 			if v.x > 0 {
-				labels.XYs = append(labels.XYs, plotter.XY{X: v.x, Y: float64(j) + v.dy})
-				labels.Labels = append(labels.Labels, " "+numfmt.Thousands(v.x))
+				xy = append(xy, plotter.XY{X: v.x, Y: float64(j) + v.dy})
+				texts = append(texts, " "+numfmt.Thousands(v.x))
 			}
 		}
 	}
-	if l, err := plotter.NewLabels(labels); err == nil {
-		for i := range l.TextStyle {
-			l.TextStyle[i].YAlign = draw.YCenter
-			l.TextStyle[i].Font.Size = vg.Points(8)
-		}
-		p.Add(l)
-	}
+	chart.Labels(p, xy, texts, vg.Points(8), draw.XLeft, draw.YCenter)
 }
 
 // subscribers is the envelope subscriber count of the summary's runs.

@@ -13,6 +13,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -83,9 +84,11 @@ const svgFamily = "font-family:'DejaVu Sans','Liberation Sans',Arial,Helvetica,s
 
 func init() {
 	// Texts take their font and handler from plot.DefaultFont and
-	// plot.DefaultTextHandler when they are made (plotter.NewLabels
-	// included), so both are set once, before any.
+	// plot.DefaultTextHandler when they are made, labels from
+	// plotter.DefaultFont (a copy of plot's, taken when plotter is
+	// initialised, before this), so all three are set once, before any.
 	plot.DefaultFont = Font
+	plotter.DefaultFont = Font
 	plot.DefaultTextHandler = newWideText()
 }
 

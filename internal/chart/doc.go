@@ -1,8 +1,12 @@
-// Package chart holds what candec's pictures share: the page size, the
-// palette and the fonts, and Write, which renders a gonum plot to SVG or
-// PNG. The pictures themselves live beside the figures they show: the
-// bench's in benchmarks/report, tune's in internal/tune, the signal plots
-// in internal/plot.
+// Package chart is where candec's pictures are drawn from: the bench
+// report's (benchmarks/report), tune's (internal/tune) and the signal
+// plots (internal/plot) use its primitives and none of their own. It
+// holds the look (New: title, axes, fonts; the palette; LegendAt; the
+// text widths every layout is made for, WideText), the scales' ticks
+// (PlainTicks, LogTicks, ThousandsTicks), the series (Points, Line,
+// HBars, Labels, Bands), the panels one above the other (Stack) and
+// Write, which renders a picture to SVG or PNG. What each picture shows
+// lives beside the figures it shows.
 //
 // # Why SVG first
 //

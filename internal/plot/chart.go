@@ -106,27 +106,23 @@ func addSeries(p *gplot.Plot, s *Series, c color.Color, steps bool) {
 	// breaks there, and the gap is shaded, so that a reader sees
 	// values are missing rather than a line drawn across them.
 	segs, gaps, bad := split(s.Raw)
-	var bands *gapBands
+	var bands *chart.Bands
 	if bad > 0 {
-		bands = &gapBands{spans: gaps, color: chart.Light(c, 60)}
+		bands = &chart.Bands{Spans: gaps, Color: chart.Light(c, 60)}
 		p.Add(bands) // under the lines
+	}
+	lc := c
+	if s.Published != nil {
+		// Under a policy the raw line is the background the published
+		// points are read against.
+		lc = chart.Light(c, 110)
 	}
 	var raw *plotter.Line
 	for _, seg := range segs {
-		l, err := plotter.NewLine(xys(decimate(seg, max(3, maxPoints*len(seg)/len(s.Raw)))))
-		if err != nil {
-			continue
-		}
-		l.Color, l.Width = c, vg.Points(1)
-		if steps {
+		l := chart.Line(p, xys(decimate(seg, max(3, maxPoints*len(seg)/len(s.Raw)))), "", lc, vg.Points(1))
+		if l != nil && steps {
 			l.StepStyle = plotter.PostStep
 		}
-		if s.Published != nil {
-			// Under a policy the raw line is the background the
-			// published points are read against.
-			l.Color = chart.Light(c, 110)
-		}
-		p.Add(l)
 		if raw == nil {
 			raw = l
 		}
@@ -141,6 +137,8 @@ func addSeries(p *gplot.Plot, s *Series, c color.Color, steps bool) {
 		p.Legend.Add(fmt.Sprintf("  %d NaN/±Inf: gaps shaded", bad), bands)
 	}
 	if s.Published != nil {
+		// Not chart.Points: a policy that published nothing still has
+		// its legend entry, "published: 0 points".
 		pub, err := plotter.NewScatter(xys(s.Published))
 		if err == nil {
 			pub.GlyphStyle = draw.GlyphStyle{Color: c, Radius: vg.Points(1.8), Shape: draw.CircleGlyph{}}
@@ -227,32 +225,6 @@ func split(ps []Point) (segs [][]Point, gaps [][2]float64, bad int) {
 }
 
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
-
-// gapBands shades time spans over the whole height of a panel: where a
-// signal's values were not finite. A span too narrow to see is drawn
-// 2 points wide.
-type gapBands struct {
-	spans [][2]float64
-	color color.Color
-}
-
-// Plot draws the bands.
-func (g *gapBands) Plot(c draw.Canvas, p *gplot.Plot) {
-	trX, _ := p.Transforms(&c)
-	for _, sp := range g.spans {
-		x0, x1 := trX(sp[0]), trX(sp[1])
-		if x1-x0 < vg.Points(2) {
-			mid := (x0 + x1) / 2
-			x0, x1 = mid-vg.Points(1), mid+vg.Points(1)
-		}
-		c.FillPolygon(g.color, c.ClipPolygonXY([]vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}}))
-	}
-}
-
-// Thumbnail draws the bands' legend entry: a shaded box.
-func (g *gapBands) Thumbnail(c *draw.Canvas) {
-	c.FillPolygon(g.color, []vg.Point{{X: c.Min.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Min.Y}, {X: c.Max.X, Y: c.Max.Y}, {X: c.Min.X, Y: c.Max.Y}})
-}
 
 func xys(ps []Point) plotter.XYs {
 	out := make(plotter.XYs, 0, len(ps))

@@ -72,7 +72,7 @@ func (r *Report) errorCost() *plot.Plot {
 		xy = append(xy, plotter.XY{X: s.EnvelopesPerS * float64(r.Subscribers), Y: s.Fidelity.RMSRange * 100})
 		ymax = math.Max(ymax, s.Fidelity.RMSRange*100)
 	}
-	addPoints(p, xy, fmt.Sprintf("a signal (total error %.3g)", r.TotalError), 0, draw.CircleGlyph{})
+	chart.Points(p, xy, fmt.Sprintf("a signal (total error %.3g)", r.TotalError), chart.Colour(0), draw.CircleGlyph{}, vg.Points(3))
 	p.X.Min, p.Y.Min, p.Y.Max = 0, 0, math.Max(ymax, 1e-9)*1.4
 	p.X.Tick.Marker = chart.ThousandsTicks{}
 	p.Y.Tick.Marker = chart.PlainTicks{}
@@ -148,9 +148,9 @@ func (r *Report) perSignal(rows []row, policy string) *plot.Plot {
 			dropped = append(dropped, plotter.XY{X: x, Y: p.Y.Min})
 		}
 	}
-	addPoints(p, before, "before: every decoded value (no policy)", 1, draw.RingGlyph{})
-	addPoints(p, after, "after: what the policy publishes", 0, draw.CircleGlyph{})
-	addPoints(p, dropped, "after: nothing published", 3, draw.CrossGlyph{})
+	chart.Points(p, before, "before: every decoded value (no policy)", chart.Colour(1), draw.RingGlyph{}, vg.Points(3))
+	chart.Points(p, after, "after: what the policy publishes", chart.Colour(0), draw.CircleGlyph{}, vg.Points(3))
+	chart.Points(p, dropped, "after: nothing published", chart.Colour(3), draw.CrossGlyph{}, vg.Points(3))
 	p.X.Min, p.X.Max = 0, math.Max(float64(len(rows)), 1)+1
 	p.X.Tick.Marker = chart.PlainTicks{}
 	chart.LegendAt(p, true, false)
@@ -181,13 +181,9 @@ func (r *Report) cumulative(rows []row, budget float64) *plot.Plot {
 	p.X.Min, p.X.Max = 0, math.Max(float64(len(rows)), 1)+1
 	p.Y.Min, p.Y.Max = 0, math.Max(math.Max(b, a), budget)*1.5
 
-	if l, err := plotter.NewLine(plotter.XYs{{X: 0, Y: budget}, {X: p.X.Max, Y: budget}}); err == nil {
-		l.Color, l.Width, l.Dashes = chart.Colour(2), vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(3)}
-		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("budget: %s deliveries/s", numfmt.Thousands(budget)), l)
-	}
-	addLine(p, before, fmt.Sprintf("before: %s deliveries/s", numfmt.Thousands(b)), 1)
-	addLine(p, after, fmt.Sprintf("after: %s deliveries/s (%.0f %% of the budget)", numfmt.Thousands(a), a/budget*100), 0)
+	budgetLine(p, plotter.XYs{{X: 0, Y: budget}, {X: p.X.Max, Y: budget}}, budget)
+	chart.Line(p, before, fmt.Sprintf("before: %s deliveries/s", numfmt.Thousands(b)), chart.Colour(1), vg.Points(2))
+	chart.Line(p, after, fmt.Sprintf("after: %s deliveries/s (%.0f %% of the budget)", numfmt.Thousands(a), a/budget*100), chart.Colour(0), vg.Points(2))
 	p.X.Tick.Marker = chart.PlainTicks{}
 	p.Y.Tick.Marker = chart.ThousandsTicks{}
 	chart.LegendAt(p, true, true)
@@ -195,30 +191,8 @@ func (r *Report) cumulative(rows []row, budget float64) *plot.Plot {
 	return p
 }
 
-// addPoints adds xy as a scatter series of colour i, named in the
-// legend unless name is "".
-func addPoints(p *plot.Plot, xy plotter.XYs, name string, i int, shape draw.GlyphDrawer) {
-	if len(xy) == 0 {
-		return
-	}
-	sc, err := plotter.NewScatter(xy)
-	if err != nil {
-		return
-	}
-	sc.GlyphStyle = draw.GlyphStyle{Color: chart.Colour(i), Radius: vg.Points(3), Shape: shape}
-	p.Add(sc)
-	if name != "" {
-		p.Legend.Add(name, sc)
-	}
-}
-
-// addLine adds xy as a line series of colour i.
-func addLine(p *plot.Plot, xy plotter.XYs, name string, i int) {
-	l, err := plotter.NewLine(xy)
-	if err != nil {
-		return
-	}
-	l.Color, l.Width = chart.Colour(i), vg.Points(2)
-	p.Add(l)
-	p.Legend.Add(name, l)
+// budgetLine draws the budget, budget deliveries/s, as a dashed line
+// through xy.
+func budgetLine(p *plot.Plot, xy plotter.XYs, budget float64) {
+	chart.Line(p, xy, fmt.Sprintf("budget: %s deliveries/s", numfmt.Thousands(budget)), chart.Colour(2), vg.Points(1.5), vg.Points(6), vg.Points(3))
 }

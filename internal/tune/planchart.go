@@ -45,20 +45,16 @@ func (p *Plan) curveChart() *plot.Plot {
 	xmax, ymax = max(xmax, p.Base.Deliveries, p.Worst), max(ymax, p.Base.Error)
 	// The path past the largest cost shown adds nothing but a flat line.
 	path = append(path[:0:0], clipPath(path, xmax*1.1)...)
-	addLine(c, path, "optimized, at every budget", 0)
-	addLine(c, uni, "uniform caps ("+capRange(p.Uniform)+")", 1)
-	addPoints(c, uni, "", 1, draw.RingGlyph{})
-	addPoints(c, plotter.XYs{{X: p.Base.Deliveries, Y: p.Base.Error}},
-		fmt.Sprintf("base policy: %.3g at %s", p.Base.Error, numfmt.Thousands(p.Base.Deliveries)), 3, draw.SquareGlyph{})
-	addPoints(c, plotter.XYs{{X: p.Worst, Y: p.TotalError}},
-		fmt.Sprintf("the plan: %.3g at %s", p.TotalError, numfmt.Thousands(p.Worst)), 0, draw.CircleGlyph{})
+	chart.Line(c, path, "optimized, at every budget", chart.Colour(0), vg.Points(2))
+	chart.Line(c, uni, "uniform caps ("+capRange(p.Uniform)+")", chart.Colour(1), vg.Points(2))
+	chart.Points(c, uni, "", chart.Colour(1), draw.RingGlyph{}, vg.Points(3))
+	chart.Points(c, plotter.XYs{{X: p.Base.Deliveries, Y: p.Base.Error}},
+		fmt.Sprintf("base policy: %.3g at %s", p.Base.Error, numfmt.Thousands(p.Base.Deliveries)), chart.Colour(3), draw.SquareGlyph{}, vg.Points(3))
+	chart.Points(c, plotter.XYs{{X: p.Worst, Y: p.TotalError}},
+		fmt.Sprintf("the plan: %.3g at %s", p.TotalError, numfmt.Thousands(p.Worst)), chart.Colour(0), draw.CircleGlyph{}, vg.Points(3))
 	c.X.Min, c.X.Max = 0, xmax*1.1
 	c.Y.Min, c.Y.Max = 0, math.Max(ymax, 1e-9)*1.6
-	if l, err := plotter.NewLine(plotter.XYs{{X: p.Budget, Y: 0}, {X: p.Budget, Y: c.Y.Max}}); err == nil {
-		l.Color, l.Width, l.Dashes = chart.Colour(2), vg.Points(1.5), []vg.Length{vg.Points(6), vg.Points(3)}
-		c.Add(l)
-		c.Legend.Add(fmt.Sprintf("budget: %s deliveries/s", numfmt.Thousands(p.Budget)), l)
-	}
+	budgetLine(c, plotter.XYs{{X: p.Budget, Y: 0}, {X: p.Budget, Y: c.Y.Max}}, p.Budget)
 	c.X.Tick.Marker = chart.ThousandsTicks{}
 	c.Y.Tick.Marker = chart.PlainTicks{}
 	chart.LegendAt(c, true, false)
@@ -97,8 +93,8 @@ func (p *Plan) signalChart() *plot.Plot {
 		}
 		ymax = max(ymax, ch.Error*100, ch.BaseError*100)
 	}
-	addPoints(c, base, "base policy", 1, draw.RingGlyph{})
-	addPoints(c, plan, "the plan", 0, draw.CircleGlyph{})
+	chart.Points(c, base, "base policy", chart.Colour(1), draw.RingGlyph{}, vg.Points(3))
+	chart.Points(c, plan, "the plan", chart.Colour(0), draw.CircleGlyph{}, vg.Points(3))
 	c.Y.Min, c.Y.Max = 0, math.Max(ymax, 1e-9)*1.4
 	c.X.Min = 0
 	c.X.Tick.Marker = chart.ThousandsTicks{}
