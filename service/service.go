@@ -96,10 +96,14 @@ type Service struct {
 	republish chan chan struct{} // the publisher asks the engine to republish; closed when done
 	connected atomic.Bool
 	upAt      atomic.Int64 // when the current connection came up, Unix ns
-	running   atomic.Bool
-	batch     mqttclient.Batcher                         // the envelopes of a batch leave in one write (QoS 0)
-	cm        *autopaho.ConnectionManager                // set by Run before its goroutines start
-	conn      atomic.Pointer[autopaho.ConnectionManager] // cm, for other goroutines (tests)
+	stopBy    atomic.Int64 // when the final publishes must end, Unix ns (once ctx ended)
+	// hardStopped: the shutdown ran out of time and ended the
+	// connection under a write or a publish.
+	hardStopped atomic.Bool
+	running     atomic.Bool
+	batch       mqttclient.Batcher                         // the envelopes of a batch leave in one write (QoS 0)
+	cm          *autopaho.ConnectionManager                // set by Run before its goroutines start
+	conn        atomic.Pointer[autopaho.ConnectionManager] // cm, for other goroutines (tests)
 
 	// Owned by the engine goroutine.
 	seq      seqStreams
@@ -224,13 +228,15 @@ func newService(cfg Config, db *dbc.Database, log *slog.Logger, enc envelope.Enc
 // "offline" will on the status topic, and the service's handlers.
 func (s *Service) clientConfig() mqttclient.Config {
 	c := mqttclient.Config{
-		Settings:       s.cfg.Settings,
-		ReconnectMax:   s.cfg.ReconnectMax,
-		Will:           &mqttclient.Message{Topic: s.cfg.StatusTopic, Payload: []byte(StatusOffline), QoS: 1, Retain: true},
-		OnUp:           s.onUp,
-		OnDown:         s.onDown,
-		OnConnectError: s.onConnectError,
-		OnPublish:      s.receive,
+		Settings:     s.cfg.Settings,
+		ReconnectMax: s.cfg.ReconnectMax,
+		Will:         &mqttclient.Message{Topic: s.cfg.StatusTopic, Payload: []byte(StatusOffline), QoS: 1, Retain: true},
+		// The DISCONNECT's share of the shutdown (see Run).
+		DisconnectTimeout: s.shutdownGrace(),
+		OnUp:              s.onUp,
+		OnDown:            s.onDown,
+		OnConnectError:    s.onConnectError,
+		OnPublish:         s.receive,
 	}
 	if s.qos == 0 {
 		c.Batcher = &s.batch
@@ -287,12 +293,17 @@ func (s *Service) Run(ctx context.Context) error {
 	// The connection outlives ctx: "offline" is published after ctx ends.
 	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConn()
-	// Shutdown stays bounded even when a publish is stuck in a write to
-	// a stalled broker: once the shutdown has had its time, the
-	// connection is closed, which releases the write.
+	// Shutdown ends within ShutdownTimeout whatever the broker does:
+	// the final values and "offline" have until the end less the
+	// DISCONNECT's grace (shutdownGrace); then the connection is
+	// ended, and its socket closed once the grace is over, which
+	// releases a write blocked on a broker that stopped reading.
 	var hardStop atomic.Pointer[time.Timer]
 	stopHardStop := context.AfterFunc(ctx, func() {
-		hardStop.Store(time.AfterFunc(s.cfg.ShutdownTimeout+2*time.Second, stopConn))
+		hardStop.Store(time.AfterFunc(time.Until(s.shutdownDeadline()), func() {
+			s.hardStopped.Store(true)
+			stopConn()
+		}))
 	})
 	defer func() {
 		stopHardStop()
@@ -339,7 +350,8 @@ func (s *Service) Run(ctx context.Context) error {
 	err = g.Wait()
 
 	// A DISCONNECT with reason 0 makes the broker drop the will: the
-	// "offline" the publisher sent stays the last word.
+	// "offline" the publisher sent stays the last word. The client
+	// closes the socket at the latest shutdownGrace after this.
 	dctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout+time.Second)
 	defer cancel()
 	if derr := cm.Disconnect(dctx); derr != nil {
@@ -347,6 +359,10 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	stopConn()
 	<-cm.Done()
+	if s.hardStopped.Load() {
+		s.log.Warn("shutdown_timeout reached with the broker connected but not taking what was written: the connection was closed; what was in the last write is not delivered (the broker publishes the \"offline\" will)",
+			"broker", s.cfg.Broker, "shutdown_timeout", s.cfg.ShutdownTimeout)
+	}
 	s.log.Info("stopped")
 	return err
 }
@@ -752,10 +768,25 @@ func (s *Service) publishStatus(ctx context.Context, status string) error {
 	return err
 }
 
-// shutdown publishes what the engine flushed and "offline", waiting at
-// most ShutdownTimeout for a broker that is away.
+// shutdownGrace is the part of ShutdownTimeout kept for the
+// DISCONNECT: at most mqttclient.DefaultDisconnectTimeout, and a
+// quarter of a short shutdown_timeout.
+func (s *Service) shutdownGrace() time.Duration {
+	return min(mqttclient.DefaultDisconnectTimeout, s.cfg.ShutdownTimeout/4)
+}
+
+// shutdownDeadline is when the final publishes must end: the first call,
+// once ctx ended, sets it.
+func (s *Service) shutdownDeadline() time.Time {
+	s.stopBy.CompareAndSwap(0, time.Now().Add(s.cfg.ShutdownTimeout-s.shutdownGrace()).UnixNano())
+	return time.Unix(0, s.stopBy.Load())
+}
+
+// shutdown publishes what the engine flushed and "offline", until the
+// shutdown's deadline (stopBy) at most, for a broker that is away or
+// does not read.
 func (s *Service) shutdown(p *publisher) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), s.shutdownDeadline())
 	defer cancel()
 	for s.out.len() > 0 {
 		if err := s.cm.AwaitConnection(ctx); err != nil {

@@ -29,6 +29,7 @@ type Proxy struct {
 	stopped bool
 	resume  chan struct{} // closed when reading goes on; nil while reading
 	conns   []net.Conn    // the clients' connections to the proxy
+	toCli   int64         // bytes copied from the broker to the clients
 	wg      sync.WaitGroup
 }
 
@@ -71,6 +72,38 @@ func (p *Proxy) Backlog() int {
 			return -1
 		}
 		n += b
+	}
+	return n
+}
+
+// ToClients returns how many bytes the proxy has copied from the broker
+// to its clients: it grows with each packet the broker sends them.
+func (p *Proxy) ToClients() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.toCli
+}
+
+// ClientQueue returns how many bytes the clients have written that wait
+// in their own sockets, not yet taken by the proxy: once the proxy
+// stopped reading and this stops growing, their writes are blocked. It
+// is -1 where the system cannot tell.
+func (p *Proxy) ClientQueue() int {
+	p.mu.Lock()
+	var addrs []string
+	for i, c := range p.conns {
+		if i%2 == 0 { // the clients' side: conns holds client, broker pairs
+			addrs = append(addrs, c.RemoteAddr().String())
+		}
+	}
+	p.mu.Unlock()
+	n := 0
+	for _, a := range addrs {
+		q := sendQueue(a)
+		if q < 0 {
+			return -1
+		}
+		n += q
 	}
 	return n
 }
@@ -126,6 +159,11 @@ func (p *Proxy) copy(dst, src net.Conn, fromClient bool) {
 			}
 		}
 		n, err := src.Read(buf)
+		if n > 0 && !fromClient {
+			p.mu.Lock()
+			p.toCli += int64(n)
+			p.mu.Unlock()
+		}
 		if n > 0 {
 			if _, werr := dst.Write(buf[:n]); werr != nil {
 				return

@@ -1,7 +1,12 @@
 package brokertest
 
 import (
+	"fmt"
 	"net"
+	"net/netip"
+	"os"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,4 +29,39 @@ func unreadBytes(c net.Conn) int {
 		}
 	})
 	return n
+}
+
+// sendQueue returns the send queue (bytes written, not yet acknowledged
+// by the peer) of this host's TCP socket whose local address is addr,
+// an IPv4 host:port, from /proc/net/tcp: -1 when it is not found.
+func sendQueue(addr string) int {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() {
+		return -1
+	}
+	a := ap.Addr().As4()
+	// /proc/net/tcp shows the address as the 32-bit word in host
+	// (little-endian) order, then the port.
+	want := fmt.Sprintf("%02X%02X%02X%02X:%04X", a[3], a[2], a[1], a[0], ap.Port())
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return -1
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		// sl local rem st tx_queue:rx_queue …
+		if len(f) < 5 || f[1] != want {
+			continue
+		}
+		tx, _, ok := strings.Cut(f[4], ":")
+		if !ok {
+			return -1
+		}
+		n, err := strconv.ParseUint(tx, 16, 32)
+		if err != nil {
+			return -1
+		}
+		return int(n)
+	}
+	return -1
 }

@@ -154,9 +154,15 @@ func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.Conn
 		cp.Properties.ReceiveMaximum = &rm
 		return cp, nil
 	}
-	// The connection outlives ctx by the final commit's acknowledgements;
-	// Run disconnects it.
-	cm, err := autopaho.NewConnection(context.WithoutCancel(ctx), ac)
+	// The connection outlives ctx by the final commit's acknowledgements,
+	// ShutdownGrace at most: then it ends, its socket closed
+	// mqttclient.DefaultDisconnectTimeout later whatever the broker
+	// does (an acknowledgement blocked on a broker that stopped reading
+	// fails; the broker sends that window again, and the lake's
+	// manifests skip it). Run disconnects it sooner.
+	connCtx, endConn := context.WithCancel(context.WithoutCancel(ctx))
+	context.AfterFunc(ctx, func() { time.AfterFunc(ShutdownGrace, endConn) })
+	cm, err := autopaho.NewConnection(connCtx, ac)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
@@ -256,6 +262,10 @@ func (in *Ingest) endSession() error {
 	}
 	return nil
 }
+
+// ShutdownGrace is how long the connection outlives Run's context: the
+// final commit's acknowledgements have this long to go out.
+const ShutdownGrace = 5 * time.Second
 
 // disconnect ends the connection cleanly: the broker keeps the session.
 func disconnect(cm *autopaho.ConnectionManager) {
