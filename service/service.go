@@ -96,7 +96,10 @@ type Service struct {
 	republish chan chan struct{} // the publisher asks the engine to republish; closed when done
 	connected atomic.Bool
 	upAt      atomic.Int64 // when the current connection came up, Unix ns
-	stopBy    atomic.Int64 // when the final publishes must end, Unix ns (once ctx ended)
+	// shortCloses counts the connections in a row that the broker
+	// closed without a word soon after accepting them (onConnectionLost).
+	shortCloses atomic.Int32
+	stopBy      atomic.Int64 // when the final publishes must end, Unix ns (once ctx ended)
 	// hardStopped: the shutdown ran out of time and ended the
 	// connection under a write or a publish.
 	hardStopped atomic.Bool
@@ -121,6 +124,7 @@ type Service struct {
 
 	// Log limits of the MQTT client's callbacks, one per kind of line.
 	upLog, downLog, takeoverLog, failLog, retainLog lockedLimit
+	closedLog                                       lockedLimit
 	setupLog                                        rateLimit // owned by the publisher goroutine
 
 	// now is the wall clock; tests replace it.
@@ -212,7 +216,7 @@ func newService(cfg Config, db *dbc.Database, log *slog.Logger, enc envelope.Enc
 		now:       time.Now,
 		notify:    newNotifier(log),
 	}
-	for _, l := range []*lockedLimit{&s.upLog, &s.downLog, &s.takeoverLog, &s.failLog} {
+	for _, l := range []*lockedLimit{&s.upLog, &s.downLog, &s.takeoverLog, &s.failLog, &s.closedLog} {
 		l.period = connLogPeriod
 	}
 	s.retainLog.period = badBatchLogPeriod
@@ -412,6 +416,7 @@ func (s *Service) onDown() {
 }
 
 func (s *Service) onConnectError(err error) {
+	s.shortCloses.Store(0) // the broker is not there: no takeover
 	reason, cause := connectCause(err)
 	s.m.connectFailures.WithLabelValues(reason).Inc()
 	s.health.problem(reason, cause, err, s.now())
@@ -437,21 +442,34 @@ func (s *Service) onServerDisconnect(reason byte) {
 // onConnectionLost hears why a connection failed without a DISCONNECT
 // from the broker. Brokers that predate reason 0x8E (mosquitto 2.0
 // among them) close the older of two connections with one client id
-// without a word: the client reads end of file. A connection the broker
-// closes so soon after accepting it (sooner than a connection is deemed
-// stable, which two clients fighting over one id never reach) is
-// counted as taken over; a broker that shuts down within that time is
-// counted too, which the log line's wording allows for.
+// without a word: the client reads end of file, as it does when the
+// broker goes down. One such close, sooner than a connection is deemed
+// stable, is said as what it is (the broker closed the connection N
+// after accepting it: another client with this id, or the broker
+// going down) and not counted. A takeover is counted only on evidence:
+// a second such close in a row, the broker having accepted the
+// reconnection in between at once (no failed attempt: it did not go
+// down), which is the fight of two clients over one id. A broker that
+// went down refuses the next attempt, which clears the evidence.
 func (s *Service) onConnectionLost(err error) {
 	if !errors.Is(err, io.EOF) {
+		s.shortCloses.Store(0)
 		return // the connection's lost line says enough
 	}
 	lasted := s.now().Sub(time.Unix(0, s.upAt.Load()))
 	if lasted >= mqttclient.StableAfter(s.cfg.ReconnectMax) {
+		s.shortCloses.Store(0)
 		return
 	}
-	s.takenOver(fmt.Sprintf("the broker closed the connection %v after accepting it, as mosquitto does to the older of two connections with one client id",
-		lasted.Round(time.Millisecond)))
+	if s.shortCloses.Add(1) >= 2 {
+		s.takenOver(fmt.Sprintf("the broker closed the connection %v after accepting it, and the one before as soon, the reconnection accepted at once in between: as mosquitto does to the older of two connections with one client id",
+			lasted.Round(time.Millisecond)))
+		return
+	}
+	if ok, held := s.closedLog.allow(s.now()); ok {
+		s.log.Warn(fmt.Sprintf("the broker closed the connection %v after accepting it: another client with client id %s, or the broker going down; reconnecting",
+			lasted.Round(time.Millisecond), s.cfg.ClientID), "broker", s.cfg.Broker, "suppressed_since_last", held)
+	}
 }
 
 // takenOver counts a takeover and says, at most once per connLogPeriod,
