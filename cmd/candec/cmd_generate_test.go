@@ -155,3 +155,39 @@ func TestGenerateDevNullSurvives(t *testing.T) {
 		t.Fatalf("%s after a failed run: %v, %v; want the character device", os.DevNull, fi, err)
 	}
 }
+
+// TestGenerateDurationBound: a duration beyond a day is refused as a
+// usage error naming the bound, before anything is written.
+func TestGenerateDurationBound(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "c.log")
+	err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"generate", "--duration", "1000000h", "-o", out})
+	if exitCode(err) != 2 || err == nil || !strings.Contains(err.Error(), "--duration 1000000h0m0s: at most 24h0m0s") {
+		t.Fatalf("got %v (exit %d), want exit 2 naming the bound", err, exitCode(err))
+	}
+	if _, serr := os.Stat(out); serr == nil {
+		t.Error("the output was written")
+	}
+}
+
+// TestInterruptedWords: generate and tune ended by a signal say
+// "interrupted", not "context canceled", with exit status 1.
+func TestInterruptedWords(t *testing.T) {
+	capPath := filepath.Join(t.TempDir(), "c.log")
+	if err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"generate", "-o", capPath}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"generate", "--duration", "24h", "-o", filepath.Join(t.TempDir(), "big.log")}, "generate: interrupted; -o is left as it was"},
+		{[]string{"tune", "--dbc", "../../testdata/yukart.dbc", "--write-policy", filepath.Join(t.TempDir(), "p.yaml"), capPath}, "tune: interrupted"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := run(ctx, env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, tc.args)
+		if err == nil || exitCode(err) != 1 || err.Error() != tc.want {
+			t.Errorf("%s: got %v (exit %d), want %q and exit 1", tc.args[0], err, exitCode(err), tc.want)
+		}
+	}
+}

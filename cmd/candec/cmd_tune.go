@@ -20,7 +20,8 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-func runTune(ctx context.Context, e env, args []string) error {
+func runTune(ctx context.Context, e env, args []string) (err error) {
+	defer func() { err = interrupted(ctx, "tune", err, "") }()
 	fs := newFlags(e, "tune", "--dbc FILE[,FILE] [--policy FILE] [flags] CAPTURE|-\n       candec tune --dbc FILE --budget N --write-policy OUT.yaml [pins] CAPTURE[=DBC[,DBC]]...")
 	f := tuneFlags{
 		dbcs:     carDBC(fs, "DBC `FILE[,FILE]`"),
