@@ -137,9 +137,12 @@
 // rate caps still hold back, the publisher hands everything to the
 // broker, publishes "offline" and disconnects cleanly, all within
 // shutdown_timeout; Run then returns nil. Queued batches are decoded
-// for at most half of it (the rest are counted as dropped), and a
-// connection still stuck in a write 2 s after that is closed, so a stalled
-// broker cannot hold the shutdown.
+// for at most half of it (the rest are counted as dropped). The
+// publishes have shutdown_timeout less the DISCONNECT's grace (1 s, or
+// a quarter of a shorter timeout); then the connection ends and its
+// socket is closed when the grace is over, so a broker that stopped
+// reading (a write blocked on full socket buffers) cannot hold the
+// shutdown: the log then says the last write was not delivered.
 //
 // # Under systemd
 //

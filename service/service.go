@@ -297,24 +297,7 @@ func (s *Service) Run(ctx context.Context) error {
 	// The connection outlives ctx: "offline" is published after ctx ends.
 	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConn()
-	// Shutdown ends within ShutdownTimeout whatever the broker does:
-	// the final values and "offline" have until the end less the
-	// DISCONNECT's grace (shutdownGrace); then the connection is
-	// ended, and its socket closed once the grace is over, which
-	// releases a write blocked on a broker that stopped reading.
-	var hardStop atomic.Pointer[time.Timer]
-	stopHardStop := context.AfterFunc(ctx, func() {
-		hardStop.Store(time.AfterFunc(time.Until(s.shutdownDeadline()), func() {
-			s.hardStopped.Store(true)
-			stopConn()
-		}))
-	})
-	defer func() {
-		stopHardStop()
-		if t := hardStop.Load(); t != nil {
-			t.Stop()
-		}
-	}()
+	defer s.bindShutdown(ctx, stopConn)()
 	cm, err := mqttclient.Connect(connCtx, s.mqttCfg)
 	if err != nil {
 		if metricsLn != nil {
@@ -369,6 +352,28 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	s.log.Info("stopped")
 	return err
+}
+
+// bindShutdown bounds the shutdown once ctx ends: within
+// ShutdownTimeout whatever the broker does. The final values and
+// "offline" have until the end less the DISCONNECT's grace
+// (shutdownGrace); then stopConn ends the connection, whose socket is
+// closed once the grace is over, which releases a write blocked on a
+// broker that stopped reading. It returns the function that undoes it.
+func (s *Service) bindShutdown(ctx context.Context, stopConn context.CancelFunc) func() {
+	var hardStop atomic.Pointer[time.Timer]
+	stop := context.AfterFunc(ctx, func() {
+		hardStop.Store(time.AfterFunc(time.Until(s.shutdownDeadline()), func() {
+			s.hardStopped.Store(true)
+			stopConn()
+		}))
+	})
+	return func() {
+		stop()
+		if t := hardStop.Load(); t != nil {
+			t.Stop()
+		}
+	}
 }
 
 // httpHandler serves /metrics and /healthz.
