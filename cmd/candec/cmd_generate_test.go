@@ -99,7 +99,7 @@ func TestGenerateKeepsOutputOnFailure(t *testing.T) {
 	}{
 		{"not a DBC", context.Background(), []string{"--dbc", notDBC}, "no messages"},
 		{"no cyclic messages", context.Background(), []string{"--dbc", noCycle}, "no cyclic messages"},
-		{"interrupted", cancelled, []string{"--dbc", dbcPath}, "context canceled"},
+		{"interrupted", cancelled, []string{"--dbc", dbcPath}, "generate: interrupted"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			precious := filepath.Join(dir, "precious.log")
