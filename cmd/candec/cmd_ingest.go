@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -72,9 +73,16 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store, err := ingestStore(ctx, *outDir)
+	// The object store's requests end on a signal while the lake opens
+	// (a store that never answers cannot hold the ingest); once it is
+	// open, they outlive the signal: the last commit must still reach
+	// the bucket.
+	storeCtx, endStore := context.WithCancel(context.WithoutCancel(ctx))
+	defer endStore()
+	opening := context.AfterFunc(ctx, endStore)
+	store, err := ingestStore(storeCtx, *outDir, e.stderr)
 	if err != nil {
-		return err
+		return openInterrupted(ctx, *outDir, err)
 	}
 	cfg := ingest.Config{Conn: settings, ID: *id, Group: *group, Leave: *leave, Filters: fs.Args(), Buses: buses,
 		Dir: *outDir, Store: store, DBCHash: hash, RollBytes: *rollBytes, RollAge: *rollAge, MaxUnacked: *maxUnacked,
@@ -84,7 +92,10 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	}
 	in, err := ingest.New(cfg)
 	if err != nil {
-		return err
+		return openInterrupted(ctx, *outDir, err)
+	}
+	if !opening() {
+		return openInterrupted(ctx, *outDir, context.Canceled)
 	}
 	stop, err := serveMetrics(*metrics, reg)
 	if err != nil {
@@ -96,15 +107,23 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	return err
 }
 
-// ingestStore is the store of an s3:// lake, nil for a directory. Its
-// uploads outlive ctx, which SIGTERM ends: the last commit, made after
-// it, must still reach the bucket.
-func ingestStore(ctx context.Context, dir string) (lake.Store, error) {
-	s, err := s3store.LakeStore(context.WithoutCancel(ctx), dir, s3store.Options{})
+// ingestStore is the store of an s3:// lake, nil for a directory, its
+// requests bounded by ctx; each retry is a line on stderr.
+func ingestStore(ctx context.Context, dir string, stderr io.Writer) (lake.Store, error) {
+	s, err := s3store.LakeStore(ctx, dir, s3store.Options{Retried: s3store.RetryLine(stderr)})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	return s, nil
+}
+
+// openInterrupted is err, or when a signal (ctx's end) came while the
+// lake at dir opened, the ingest's "interrupted" naming it.
+func openInterrupted(ctx context.Context, dir string, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	return fmt.Errorf("ingest: interrupted while opening the lake %s", dir)
 }
 
 // ingestBuses loads the DBC files of spec, one set per interface, and
