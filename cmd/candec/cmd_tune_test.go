@@ -183,3 +183,9 @@ func TestTuneSVG(t *testing.T) {
 		t.Errorf("the policy was overwritten: %q", b)
 	}
 }
+
+func init() {
+	interruptedTune = func(t *testing.T, capture string) []string {
+		return []string{"tune", "--dbc", "../../testdata/yukart.dbc", "--write-policy", filepath.Join(t.TempDir(), "p.yaml"), capture}
+	}
+}
