@@ -155,3 +155,29 @@ func TestWatchStopsBrokerNotReading(t *testing.T) {
 	pub.Publish("yukart/vehicle/Speed", []byte("2"), false)
 	stopWithin(t, p, stderr, time.Second, 0)
 }
+
+// TestRunBrokerNotReadingReconnects: while `candec run` runs, a broker
+// that is connected but stopped reading is given up within two
+// keep-alive periods (paho's pinger, which writes PINGREQ on a
+// goroutine of its own, hears no PINGRESP): the connection is closed
+// under the blocked write and the service says it reconnects, rather
+// than waiting on the write for ever.
+func TestRunBrokerNotReadingReconnects(t *testing.T) {
+	b := brokertest.Start(t)
+	proxy := brokertest.StartProxy(t, b.Addr)
+	sub := brokertest.Connect(t, b.URL)
+	sub.Subscribe("yukart/decoder/status")
+	pol := writeFile(t, t.TempDir(), "policy.yaml", "defaults:\n  max_rate: 1000\n  on_change: false\n")
+	const keepalive = 2 * time.Second
+	p, stderr := startCandec(t, nil, "run", "--broker", proxy.URL, "--dbc", "../../testdata/yukart.dbc", "--policy", pol,
+		"--metrics-addr", "", "--client-id", "cmd-run-stall-ka", "--keepalive", keepalive.String())
+	sub.WaitFor("online", func(m []brokertest.Message) bool { return len(m) > 0 && string(m[len(m)-1].Payload) == "online" })
+	flood(t, b.URL, kartCapture(t, 20*time.Second))
+	start := time.Now()
+	proxy.StopReading()
+	waitBlocked(t, p, proxy, stderr)
+	waitStderr(t, p, stderr, "broker connection lost; reconnecting", 1)
+	if took, limit := time.Since(start), 2*keepalive+stallMargin; took > limit {
+		t.Errorf("the connection was given up %v after the broker stopped reading, want at most %v", took, limit)
+	}
+}
