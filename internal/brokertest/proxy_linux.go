@@ -23,17 +23,20 @@ func unreadBytes(c net.Conn) int {
 		return -1
 	}
 	n := -1
-	_ = raw.Control(func(fd uintptr) {
+	if err := raw.Control(func(fd uintptr) {
 		if v, err := unix.IoctlGetInt(int(fd), unix.SIOCINQ); err == nil {
 			n = v
 		}
-	})
+	}); err != nil {
+		return 0 // closed: nothing waits in it
+	}
 	return n
 }
 
 // sendQueue returns the send queue (bytes written, not yet acknowledged
 // by the peer) of this host's TCP socket whose local address is addr,
-// an IPv4 host:port, from /proc/net/tcp: -1 when it is not found.
+// an IPv4 host:port, from /proc/net/tcp: 0 when there is no such
+// socket (closed), -1 when the system cannot tell.
 func sendQueue(addr string) int {
 	ap, err := netip.ParseAddrPort(addr)
 	if err != nil || !ap.Addr().Is4() {
@@ -63,5 +66,5 @@ func sendQueue(addr string) int {
 		}
 		return int(n)
 	}
-	return -1
+	return 0
 }
