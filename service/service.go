@@ -297,7 +297,8 @@ func (s *Service) Run(ctx context.Context) error {
 	// The connection outlives ctx: "offline" is published after ctx ends.
 	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConn()
-	defer s.bindShutdown(ctx, stopConn)()
+	unbind := s.bindShutdown(ctx, stopConn)
+	defer unbind()
 	cm, err := mqttclient.Connect(connCtx, s.mqttCfg)
 	if err != nil {
 		if metricsLn != nil {
@@ -335,6 +336,7 @@ func (s *Service) Run(ctx context.Context) error {
 		})
 	}
 	err = g.Wait()
+	unbind() // the DISCONNECT is bounded by the client (DisconnectTimeout)
 
 	// A DISCONNECT with reason 0 makes the broker drop the will: the
 	// "offline" the publisher sent stays the last word. The client
@@ -359,12 +361,15 @@ func (s *Service) Run(ctx context.Context) error {
 // "offline" have until the end less the DISCONNECT's grace
 // (shutdownGrace); then stopConn ends the connection, whose socket is
 // closed once the grace is over, which releases a write blocked on a
-// broker that stopped reading. It returns the function that undoes it.
+// broker that stopped reading. It returns the function that undoes it,
+// which may be called more than once.
 func (s *Service) bindShutdown(ctx context.Context, stopConn context.CancelFunc) func() {
 	var hardStop atomic.Pointer[time.Timer]
 	stop := context.AfterFunc(ctx, func() {
 		hardStop.Store(time.AfterFunc(time.Until(s.shutdownDeadline()), func() {
-			s.hardStopped.Store(true)
+			// Connected: the broker did not take what was written in
+			// time (else it is away, and the log says so already).
+			s.hardStopped.Store(s.connected.Load())
 			stopConn()
 		}))
 	})
