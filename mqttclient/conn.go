@@ -46,6 +46,9 @@ type conn struct {
 	err    error      // the first failed write: every later write fails
 
 	writes *atomic.Uint64 // counts the writes to Conn: its Batcher's, or its own
+	// writeTimeout, when not 0, bounds each write to Conn
+	// (Config.WriteTimeout); set before the first write.
+	writeTimeout time.Duration
 
 	endMu   sync.Mutex  // the fields below
 	closed  bool        // Close was called
@@ -146,6 +149,9 @@ func (c *conn) flush() error {
 	// Counted before it is made: what it carries may be answered before
 	// Write returns.
 	c.writes.Add(1)
+	if c.writeTimeout > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+	}
 	_, err := c.Conn.Write(c.buf)
 	c.buf = c.buf[:0]
 	if err != nil {

@@ -86,7 +86,8 @@
 // every later one, and ends paho's reader, so Disconnect returns and
 // the connection manager is done. While the connection runs, paho's
 // pinger, which writes PINGREQ on a goroutine of its own, ends a
-// connection whose broker took nothing for two keep-alive periods.
+// connection whose broker took nothing for two keep-alive periods;
+// Config.WriteTimeout, when set, bounds each write itself.
 //
 // # Reconnection
 //

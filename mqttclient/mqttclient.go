@@ -119,6 +119,12 @@ type Config struct {
 	// reading (a write blocked on its full socket buffers) cannot hold
 	// the client longer. Default DefaultDisconnectTimeout.
 	DisconnectTimeout time.Duration
+	// WriteTimeout, when not 0, bounds each write to the broker: a
+	// write the broker has not taken within it fails, and the socket
+	// is closed (the client reconnects). Without it, a write blocked
+	// on a broker that stopped reading waits until the keep-alive
+	// gives the connection up (two periods) or it is asked to end.
+	WriteTimeout time.Duration
 	// Will is published by the broker when the connection drops without
 	// a clean DISCONNECT.
 	Will *Message
@@ -168,6 +174,7 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 	connectTimeout := orDefault(c.ConnectTimeout, DefaultConnectTimeout)
 	reconnectMax := orDefault(c.ReconnectMax, DefaultReconnectMax)
 	disconnectTimeout := orDefault(c.DisconnectTimeout, DefaultDisconnectTimeout)
+	writeTimeout := max(c.WriteTimeout, 0)
 	sched := newSchedule(min(minReconnect, reconnectMax), reconnectMax)
 	user, pass := c.User()
 	cfg := autopaho.ClientConfig{
@@ -193,6 +200,7 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 			defer cancel()
 			nc, err := Dial(dctx, u, tlsCfg)
 			if c, ok := nc.(*conn); ok && err == nil {
+				c.writeTimeout = writeTimeout
 				c.endWith(ctx, disconnectTimeout)
 			}
 			return nc, err

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/autopaho"
+
 	"github.com/yukart/candec/internal/brokertest"
 )
 
@@ -90,4 +92,65 @@ func TestDisconnectBrokerNotReading(t *testing.T) {
 		t.Fatal("the blocked write did not return once the socket was closed")
 	}
 	t.Logf("Disconnect took %v; the write failed", took)
+}
+
+// TestWriteTimeoutBrokerNotReading: with Config.WriteTimeout, a write
+// the broker does not take (it stopped reading, the socket buffers are
+// full) fails within the timeout, with no Disconnect, and the
+// connection goes down.
+func TestWriteTimeoutBrokerNotReading(t *testing.T) {
+	b := brokertest.Start(t)
+	proxy := brokertest.StartProxy(t, b.Addr)
+	const writeTimeout = 300 * time.Millisecond
+	var batch Batcher
+	at := NewAttempts()
+	down := make(chan struct{}, 1)
+	cm, err := Connect(context.Background(), Config{Settings: Settings{Broker: proxy.URL, ClientID: "stalled-write"},
+		Batcher: &batch, WriteTimeout: writeTimeout, OnConnectError: at.Record,
+		OnDown: func() {
+			select {
+			case down <- struct{}{}:
+			default:
+			}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = cm.Disconnect(ctx)
+	}()
+	if err := at.Await(context.Background(), cm, proxy.URL, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	proxy.StopReading()
+	payload := bytes.Repeat([]byte{'x'}, 16<<10)
+	var took time.Duration
+	for i := 0; ; i++ {
+		if i > 100_000 {
+			t.Fatal("every write went through: the proxy reads")
+		}
+		batch.Hold()
+		err := batch.Publish("stall/t", payload, false, "")
+		start := time.Now()
+		if ferr := batch.Flush(); err == nil {
+			err = ferr
+		}
+		if err != nil {
+			took = time.Since(start)
+			if errors.Is(err, autopaho.ConnectionDownError) {
+				t.Fatalf("the connection went down before a write failed")
+			}
+			break
+		}
+	}
+	if limit := writeTimeout + 3*time.Second; took > limit {
+		t.Errorf("the blocked write failed after %v, want at most %v", took, limit)
+	}
+	select {
+	case <-down:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the connection did not go down after the failed write")
+	}
 }

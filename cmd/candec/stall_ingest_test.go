@@ -13,10 +13,10 @@ import (
 
 // TestIngestStopsBrokerNotReading: the ingest, whose broker stopped
 // reading (the acknowledgements of its final commit go nowhere), ends
-// within ShutdownGrace of SIGTERM with exit status 0, the windows it
-// took committed to the lake; the summary says how many were
-// acknowledged (the broker sends the others again, and they are
-// skipped).
+// within ingest.WriteTimeout and the DISCONNECT's second of SIGTERM
+// (its commit aside) with exit status 0, the windows it took committed
+// to the lake; the summary says how many were acknowledged (the broker
+// sends the others again, and they are skipped).
 func TestIngestStopsBrokerNotReading(t *testing.T) {
 	b := brokertest.Start(t)
 	proxy := brokertest.StartProxy(t, b.Addr)
@@ -28,5 +28,5 @@ func TestIngestStopsBrokerNotReading(t *testing.T) {
 	wins := testWindows(t)
 	publishQoS1(t, b.URL, "fleet/kart07/yukart/window", wins)
 	waitRelayed(t, proxy, before)
-	stopWithin(t, p, stderr, ingest.ShutdownGrace+time.Second, 0, " windows of 1 vehicles")
+	stopWithin(t, p, stderr, ingest.WriteTimeout+time.Second, 0, " windows of 1 vehicles")
 }

@@ -126,6 +126,7 @@ func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.Conn
 	ac, err := mqttclient.Config{
 		Settings:       settings,
 		ConnectTimeout: cfg.ConnectTimeout,
+		WriteTimeout:   WriteTimeout,
 		Batcher:        sess.batcher,
 		OnConnectError: attempts.Record,
 		OnUp: func(cm *autopaho.ConnectionManager, _ *paho.Connack) {
@@ -154,15 +155,9 @@ func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.Conn
 		cp.Properties.ReceiveMaximum = &rm
 		return cp, nil
 	}
-	// The connection outlives ctx by the final commit's acknowledgements,
-	// ShutdownGrace at most: then it ends, its socket closed
-	// mqttclient.DefaultDisconnectTimeout later whatever the broker
-	// does (an acknowledgement blocked on a broker that stopped reading
-	// fails; the broker sends that window again, and the lake's
-	// manifests skip it). Run disconnects it sooner.
-	connCtx, endConn := context.WithCancel(context.WithoutCancel(ctx))
-	context.AfterFunc(ctx, func() { time.AfterFunc(ShutdownGrace, endConn) })
-	cm, err := autopaho.NewConnection(connCtx, ac)
+	// The connection outlives ctx by the final commit's acknowledgements;
+	// Run disconnects it.
+	cm, err := autopaho.NewConnection(context.WithoutCancel(ctx), ac)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
@@ -263,9 +258,12 @@ func (in *Ingest) endSession() error {
 	return nil
 }
 
-// ShutdownGrace is how long the connection outlives Run's context: the
-// final commit's acknowledgements have this long to go out.
-const ShutdownGrace = 5 * time.Second
+// WriteTimeout bounds each write to the broker (a commit's
+// acknowledgements go in one): a broker that has not taken it within
+// this is not reading; the connection is closed, and the broker sends
+// the windows not acknowledged again, which the lake's manifests skip.
+// It bounds the ingest's shutdown whatever the broker does.
+const WriteTimeout = 10 * time.Second
 
 // disconnect ends the connection cleanly: the broker keeps the session.
 func disconnect(cm *autopaho.ConnectionManager) {
