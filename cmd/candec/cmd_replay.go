@@ -104,7 +104,7 @@ func runReplay(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if cut.Load() {
-		return fmt.Errorf("replay: %s took nothing for %v after the signal (connected, not reading): the connection was closed, and what was written to it last is lost", settings.Broker, replayGrace)
+		return fmt.Errorf("replay: %s did not take what was written within %v of the signal (connected, not reading): the connection was closed, and what was written to it last is lost", settings.Broker, replayGrace)
 	}
 	return replayOutcome(ctx, runErr, st, name, settings.Broker, *f.loop)
 }

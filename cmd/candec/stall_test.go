@@ -121,7 +121,7 @@ func TestReplayStopsBrokerNotReading(t *testing.T) {
 	sub.WaitFor("a batch", func(m []brokertest.Message) bool { return len(m) > 0 })
 	proxy.StopReading()
 	waitBlocked(t, p, proxy, stderr)
-	stopWithin(t, p, stderr, replayGrace+time.Second, 1, "took nothing for 2s after the signal (connected, not reading): the connection was closed")
+	stopWithin(t, p, stderr, replayGrace+time.Second, 1, "did not take what was written within 2s of the signal (connected, not reading): the connection was closed")
 }
 
 // waitRelayed waits until the broker has sent the proxy's clients more
