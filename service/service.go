@@ -818,7 +818,11 @@ func (s *Service) shutdown(p *publisher) {
 	defer cancel()
 	for s.out.len() > 0 {
 		if err := s.cm.AwaitConnection(ctx); err != nil {
-			s.log.Warn("broker unreachable at shutdown; values not published", "waiting", s.out.len())
+			if s.hardStopped.Load() {
+				s.log.Warn("the broker did not take the final values within shutdown_timeout (connected, not reading); values not published", "waiting", s.out.len())
+			} else {
+				s.log.Warn("broker unreachable at shutdown; values not published", "waiting", s.out.len())
+			}
 			return
 		}
 		if !p.drain(ctx) {

@@ -105,6 +105,9 @@ func TestRunStopsBrokerNotReading(t *testing.T) {
 	proxy.StopReading()
 	waitBlocked(t, p, proxy, stderr)
 	stopWithin(t, p, stderr, shutdown, 0, "shutdown_timeout reached with the broker connected but not taking what was written")
+	if strings.Contains(stderr.String(), "broker unreachable") {
+		t.Errorf("a broker that is connected but does not read is said unreachable:\n%s", stderr.String())
+	}
 }
 
 // TestReplayStopsBrokerNotReading: a replay whose broker stopped
