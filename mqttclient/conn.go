@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
@@ -45,10 +46,55 @@ type conn struct {
 	err    error      // the first failed write: every later write fails
 
 	writes *atomic.Uint64 // counts the writes to Conn: its Batcher's, or its own
+	// writeTimeout, when not 0, bounds each write to Conn
+	// (Config.WriteTimeout); set before the first write.
+	writeTimeout time.Duration
+
+	endMu   sync.Mutex  // the fields below
+	closed  bool        // Close was called
+	endStop func() bool // stops the context.AfterFunc of endWith
+	endTime *time.Timer // closes Conn once the end has had its time
 }
 
 func newConn(c net.Conn) *conn {
 	return &conn{Conn: c, r: bufio.NewReaderSize(c, readBufferSize), writes: new(atomic.Uint64)}
+}
+
+// endWith bounds the end of c: once ctx ends (the client is asked to
+// disconnect, or its context ended), what paho and the publisher still
+// write (the DISCONNECT, a batch under way) has grace; then the socket
+// is closed under them, whether the broker reads or not. A write
+// blocked on a broker that stopped reading (its socket buffers full)
+// then fails, and so does every write after it, so no lock paho takes
+// around a packet is held for longer: a clean disconnect from a
+// broker that reads costs nothing more.
+func (c *conn) endWith(ctx context.Context, grace time.Duration) {
+	c.endMu.Lock()
+	defer c.endMu.Unlock()
+	if c.closed {
+		return
+	}
+	c.endStop = context.AfterFunc(ctx, func() {
+		c.endMu.Lock()
+		defer c.endMu.Unlock()
+		if !c.closed && c.endTime == nil {
+			c.endTime = time.AfterFunc(grace, func() { _ = c.Conn.Close() })
+		}
+	})
+}
+
+// Close closes the socket and stops what endWith started.
+func (c *conn) Close() error {
+	c.endMu.Lock()
+	c.closed = true
+	if c.endStop != nil {
+		c.endStop()
+	}
+	if c.endTime != nil {
+		c.endTime.Stop()
+	}
+	c.endMu.Unlock()
+	return c.Conn.Close()
 }
 
 // Read reads through the buffer. Only paho's receiving goroutine reads.
@@ -103,6 +149,9 @@ func (c *conn) flush() error {
 	// Counted before it is made: what it carries may be answered before
 	// Write returns.
 	c.writes.Add(1)
+	if c.writeTimeout > 0 {
+		_ = c.Conn.SetWriteDeadline(time.Now().Add(c.writeTimeout))
+	}
 	_, err := c.Conn.Write(c.buf)
 	c.buf = c.buf[:0]
 	if err != nil {

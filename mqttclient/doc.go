@@ -74,6 +74,21 @@
 // waited up to 40 ms a message. So on Linux the connection sets
 // TCP_QUICKACK after every read, which sends the pending ACK at once.
 //
+// # Ending a connection
+//
+// A connection asked to end (the context given to Connect ends, or
+// Disconnect is called) has Config.DisconnectTimeout (1 s) for the
+// DISCONNECT and any write under way; then its socket is closed,
+// whatever the broker does. paho writes its DISCONNECT under the
+// connection's packet lock and closes the socket only after; a write
+// blocked on a broker that stopped reading (its socket buffers full)
+// held both for ever. Closing the socket under it fails that write and
+// every later one, and ends paho's reader, so Disconnect returns and
+// the connection manager is done. While the connection runs, paho's
+// pinger, which writes PINGREQ on a goroutine of its own, ends a
+// connection whose broker took nothing for two keep-alive periods;
+// Config.WriteTimeout, when set, bounds each write itself.
+//
 // # Reconnection
 //
 // The connection is retried for as long as its context lives, with

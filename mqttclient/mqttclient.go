@@ -26,6 +26,9 @@ const (
 	DefaultConnectTimeout = 10 * time.Second
 	// DefaultReconnectMax is the longest wait between two attempts.
 	DefaultReconnectMax = 5 * time.Second
+	// DefaultDisconnectTimeout bounds the end of a connection (see
+	// Config.DisconnectTimeout).
+	DefaultDisconnectTimeout = time.Second
 	// minReconnect is the first wait after a failed attempt.
 	minReconnect = 100 * time.Millisecond
 )
@@ -109,6 +112,19 @@ type Config struct {
 	// ReconnectMax is the longest wait between attempts; default
 	// DefaultReconnectMax.
 	ReconnectMax time.Duration
+	// DisconnectTimeout bounds the end of a connection: once the
+	// context given to Connect ends or Disconnect is called, the
+	// DISCONNECT and any write under way have this long, then the
+	// socket is closed, whatever the broker does. A broker that stopped
+	// reading (a write blocked on its full socket buffers) cannot hold
+	// the client longer. Default DefaultDisconnectTimeout.
+	DisconnectTimeout time.Duration
+	// WriteTimeout, when not 0, bounds each write to the broker: a
+	// write the broker has not taken within it fails, and the socket
+	// is closed (the client reconnects). Without it, a write blocked
+	// on a broker that stopped reading waits until the keep-alive
+	// gives the connection up (two periods) or it is asked to end.
+	WriteTimeout time.Duration
 	// Will is published by the broker when the connection drops without
 	// a clean DISCONNECT.
 	Will *Message
@@ -157,6 +173,8 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 	keepAlive := orDefault(c.KeepAlive, DefaultKeepAlive)
 	connectTimeout := orDefault(c.ConnectTimeout, DefaultConnectTimeout)
 	reconnectMax := orDefault(c.ReconnectMax, DefaultReconnectMax)
+	disconnectTimeout := orDefault(c.DisconnectTimeout, DefaultDisconnectTimeout)
+	writeTimeout := max(c.WriteTimeout, 0)
 	sched := newSchedule(min(minReconnect, reconnectMax), reconnectMax)
 	user, pass := c.User()
 	cfg := autopaho.ClientConfig{
@@ -176,9 +194,16 @@ func (c Config) AutopahoConfig() (autopaho.ClientConfig, error) {
 		},
 		OnConnectError: c.OnConnectError,
 		AttemptConnection: func(ctx context.Context, _ autopaho.ClientConfig, u *url.URL) (net.Conn, error) {
-			ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+			// ctx is the connection manager's: it ends when its own
+			// context does or Disconnect is called.
+			dctx, cancel := context.WithTimeout(ctx, connectTimeout)
 			defer cancel()
-			return Dial(ctx, u, tlsCfg)
+			nc, err := Dial(dctx, u, tlsCfg)
+			if c, ok := nc.(*conn); ok && err == nil {
+				c.writeTimeout = writeTimeout
+				c.endWith(ctx, disconnectTimeout)
+			}
+			return nc, err
 		},
 		ClientConfig: paho.ClientConfig{ClientID: c.ClientID},
 	}

@@ -89,6 +89,39 @@ func TestClientIDTakeover(t *testing.T) {
 	}
 }
 
+// TestBrokerGoneIsNoTakeover: mosquitto stopped two seconds after
+// the service connected closes the connection as it does to the older
+// of two connections with one client id, without a word; with no
+// other client there, no takeover is counted and the log says what is
+// known: the broker closed the connection so long after accepting it,
+// another client with the id or the broker going down. (Before, it
+// said at ERROR that another client took over the id.)
+func TestBrokerGoneIsNoTakeover(t *testing.T) {
+	b := brokertest.Start(t)
+	status := brokertest.Connect(t, b.URL)
+	status.Subscribe(DefaultStatusTopic)
+	cfg := testConfig(t, b.URL)
+	cfg.ClientID = "candec-alone"
+	cfg.ReconnectMax = time.Second
+	var log lineLog
+	r := startServiceLog(t, cfg, loadTestDB(t), &log, slog.LevelInfo)
+	status.WaitFor("online", func(m []brokertest.Message) bool { return len(m) > 0 })
+	time.Sleep(2 * time.Second) // the broker dies a few seconds after accepting the service
+	b.Stop()
+	waitUntil(t, "a failed reconnection", func() bool { return counter(t, r.m.connectFailures.WithLabelValues(failNetwork)) >= 1 })
+	r.stop(t)
+	if got := counter(t, r.m.takeovers); got != 0 {
+		t.Errorf("got candec_broker_takeovers_total %v with no other client, want 0", got)
+	}
+	lines := strings.Join(log.all(), "\n")
+	if strings.Contains(lines, "took over") || strings.Contains(lines, "level=ERROR") {
+		t.Errorf("the log speaks of a takeover:\n%s", lines)
+	}
+	if !strings.Contains(lines, "the broker closed the connection 2.") && !strings.Contains(lines, "the broker ended the connection") {
+		t.Errorf("the log does not say the broker closed the connection, and after how long:\n%s", lines)
+	}
+}
+
 // TestNoBrokerKeepsRetrying: with nothing listening at the broker's
 // address, the service neither hangs nor gives up: it keeps trying,
 // and says so in its log, its metrics and /healthz; it still stops

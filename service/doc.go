@@ -105,8 +105,13 @@
 // client took over client id …" and counts
 // candec_broker_takeovers_total. The broker tells a takeover with MQTT
 // v5 DISCONNECT reason 0x8E, or (mosquitto 2.0) by closing the
-// connection without one; a connection the broker closes sooner than
-// max(10 s, 2 × reconnect_max) after accepting it counts as a takeover.
+// connection without one, as it does when it goes down. One connection
+// the broker closes sooner than max(10 s, 2 × reconnect_max) after
+// accepting it is said as such at WARN ("the broker closed the
+// connection N after accepting it: another client with client id …,
+// or the broker going down") and not counted; a second one in a row,
+// the reconnection accepted at once in between (a broker that went
+// down refuses it), counts as a takeover.
 // Lines about the connection (connected, lost, attempt failed, taken
 // over) each come at most once every 10 s, with the number held back.
 // The will is
@@ -137,9 +142,12 @@
 // rate caps still hold back, the publisher hands everything to the
 // broker, publishes "offline" and disconnects cleanly, all within
 // shutdown_timeout; Run then returns nil. Queued batches are decoded
-// for at most half of it (the rest are counted as dropped), and a
-// connection still stuck in a write 2 s after that is closed, so a stalled
-// broker cannot hold the shutdown.
+// for at most half of it (the rest are counted as dropped). The
+// publishes have shutdown_timeout less the DISCONNECT's grace (1 s, or
+// a quarter of a shorter timeout); then the connection ends and its
+// socket is closed when the grace is over, so a broker that stopped
+// reading (a write blocked on full socket buffers) cannot hold the
+// shutdown: the log then says the last write was not delivered.
 //
 // # Under systemd
 //

@@ -96,10 +96,17 @@ type Service struct {
 	republish chan chan struct{} // the publisher asks the engine to republish; closed when done
 	connected atomic.Bool
 	upAt      atomic.Int64 // when the current connection came up, Unix ns
-	running   atomic.Bool
-	batch     mqttclient.Batcher                         // the envelopes of a batch leave in one write (QoS 0)
-	cm        *autopaho.ConnectionManager                // set by Run before its goroutines start
-	conn      atomic.Pointer[autopaho.ConnectionManager] // cm, for other goroutines (tests)
+	// shortCloses counts the connections in a row that the broker
+	// closed without a word soon after accepting them (onConnectionLost).
+	shortCloses atomic.Int32
+	stopBy      atomic.Int64 // when the final publishes must end, Unix ns (once ctx ended)
+	// hardStopped: the shutdown ran out of time and ended the
+	// connection under a write or a publish.
+	hardStopped atomic.Bool
+	running     atomic.Bool
+	batch       mqttclient.Batcher                         // the envelopes of a batch leave in one write (QoS 0)
+	cm          *autopaho.ConnectionManager                // set by Run before its goroutines start
+	conn        atomic.Pointer[autopaho.ConnectionManager] // cm, for other goroutines (tests)
 
 	// Owned by the engine goroutine.
 	seq      seqStreams
@@ -121,6 +128,7 @@ type Service struct {
 
 	// Log limits of the MQTT client's callbacks, one per kind of line.
 	upLog, downLog, takeoverLog, failLog, retainLog lockedLimit
+	closedLog                                       lockedLimit
 	setupLog                                        rateLimit // owned by the publisher goroutine
 
 	// now is the wall clock; tests replace it.
@@ -212,7 +220,7 @@ func newService(cfg Config, db *dbc.Database, log *slog.Logger, enc envelope.Enc
 		now:       time.Now,
 		notify:    newNotifier(log),
 	}
-	for _, l := range []*lockedLimit{&s.upLog, &s.downLog, &s.takeoverLog, &s.failLog} {
+	for _, l := range []*lockedLimit{&s.upLog, &s.downLog, &s.takeoverLog, &s.failLog, &s.closedLog} {
 		l.period = connLogPeriod
 	}
 	s.retainLog.period = badBatchLogPeriod
@@ -228,13 +236,15 @@ func newService(cfg Config, db *dbc.Database, log *slog.Logger, enc envelope.Enc
 // "offline" will on the status topic, and the service's handlers.
 func (s *Service) clientConfig() mqttclient.Config {
 	c := mqttclient.Config{
-		Settings:       s.cfg.Settings,
-		ReconnectMax:   s.cfg.ReconnectMax,
-		Will:           &mqttclient.Message{Topic: s.cfg.StatusTopic, Payload: []byte(StatusOffline), QoS: 1, Retain: true},
-		OnUp:           s.onUp,
-		OnDown:         s.onDown,
-		OnConnectError: s.onConnectError,
-		OnPublish:      s.receive,
+		Settings:     s.cfg.Settings,
+		ReconnectMax: s.cfg.ReconnectMax,
+		Will:         &mqttclient.Message{Topic: s.cfg.StatusTopic, Payload: []byte(StatusOffline), QoS: 1, Retain: true},
+		// The DISCONNECT's share of the shutdown (see Run).
+		DisconnectTimeout: s.shutdownGrace(),
+		OnUp:              s.onUp,
+		OnDown:            s.onDown,
+		OnConnectError:    s.onConnectError,
+		OnPublish:         s.receive,
 	}
 	if s.qos == 0 {
 		c.Batcher = &s.batch
@@ -291,19 +301,8 @@ func (s *Service) Run(ctx context.Context) error {
 	// The connection outlives ctx: "offline" is published after ctx ends.
 	connCtx, stopConn := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopConn()
-	// Shutdown stays bounded even when a publish is stuck in a write to
-	// a stalled broker: once the shutdown has had its time, the
-	// connection is closed, which releases the write.
-	var hardStop atomic.Pointer[time.Timer]
-	stopHardStop := context.AfterFunc(ctx, func() {
-		hardStop.Store(time.AfterFunc(s.cfg.ShutdownTimeout+2*time.Second, stopConn))
-	})
-	defer func() {
-		stopHardStop()
-		if t := hardStop.Load(); t != nil {
-			t.Stop()
-		}
-	}()
+	unbind := s.bindShutdown(ctx, stopConn)
+	defer unbind()
 	cm, err := mqttclient.Connect(connCtx, s.mqttCfg)
 	if err != nil {
 		if metricsLn != nil {
@@ -341,9 +340,11 @@ func (s *Service) Run(ctx context.Context) error {
 		})
 	}
 	err = g.Wait()
+	unbind() // the DISCONNECT is bounded by the client (DisconnectTimeout)
 
 	// A DISCONNECT with reason 0 makes the broker drop the will: the
-	// "offline" the publisher sent stays the last word.
+	// "offline" the publisher sent stays the last word. The client
+	// closes the socket at the latest shutdownGrace after this.
 	dctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout+time.Second)
 	defer cancel()
 	if derr := cm.Disconnect(dctx); derr != nil {
@@ -351,8 +352,37 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	stopConn()
 	<-cm.Done()
+	if s.hardStopped.Load() {
+		s.log.Warn("shutdown_timeout reached with the broker connected but not taking what was written: the connection was closed; what was in the last write is not delivered (the broker publishes the \"offline\" will)",
+			"broker", s.cfg.Broker, "shutdown_timeout", s.cfg.ShutdownTimeout)
+	}
 	s.log.Info("stopped")
 	return err
+}
+
+// bindShutdown bounds the shutdown once ctx ends: within
+// ShutdownTimeout whatever the broker does. The final values and
+// "offline" have until the end less the DISCONNECT's grace
+// (shutdownGrace); then stopConn ends the connection, whose socket is
+// closed once the grace is over, which releases a write blocked on a
+// broker that stopped reading. It returns the function that undoes it,
+// which may be called more than once.
+func (s *Service) bindShutdown(ctx context.Context, stopConn context.CancelFunc) func() {
+	var hardStop atomic.Pointer[time.Timer]
+	stop := context.AfterFunc(ctx, func() {
+		hardStop.Store(time.AfterFunc(time.Until(s.shutdownDeadline()), func() {
+			// Connected: the broker did not take what was written in
+			// time (else it is away, and the log says so already).
+			s.hardStopped.Store(s.connected.Load())
+			stopConn()
+		}))
+	})
+	return func() {
+		stop()
+		if t := hardStop.Load(); t != nil {
+			t.Stop()
+		}
+	}
 }
 
 // httpHandler serves /metrics and /healthz.
@@ -400,6 +430,7 @@ func (s *Service) onDown() {
 }
 
 func (s *Service) onConnectError(err error) {
+	s.shortCloses.Store(0) // the broker is not there: no takeover
 	reason, cause := connectCause(err)
 	s.m.connectFailures.WithLabelValues(reason).Inc()
 	s.health.problem(reason, cause, err, s.now())
@@ -425,21 +456,34 @@ func (s *Service) onServerDisconnect(reason byte) {
 // onConnectionLost hears why a connection failed without a DISCONNECT
 // from the broker. Brokers that predate reason 0x8E (mosquitto 2.0
 // among them) close the older of two connections with one client id
-// without a word: the client reads end of file. A connection the broker
-// closes so soon after accepting it (sooner than a connection is deemed
-// stable, which two clients fighting over one id never reach) is
-// counted as taken over; a broker that shuts down within that time is
-// counted too, which the log line's wording allows for.
+// without a word: the client reads end of file, as it does when the
+// broker goes down. One such close, sooner than a connection is deemed
+// stable, is said as what it is (the broker closed the connection N
+// after accepting it: another client with this id, or the broker
+// going down) and not counted. A takeover is counted only on evidence:
+// a second such close in a row, the broker having accepted the
+// reconnection in between at once (no failed attempt: it did not go
+// down), which is the fight of two clients over one id. A broker that
+// went down refuses the next attempt, which clears the evidence.
 func (s *Service) onConnectionLost(err error) {
 	if !errors.Is(err, io.EOF) {
+		s.shortCloses.Store(0)
 		return // the connection's lost line says enough
 	}
 	lasted := s.now().Sub(time.Unix(0, s.upAt.Load()))
 	if lasted >= mqttclient.StableAfter(s.cfg.ReconnectMax) {
+		s.shortCloses.Store(0)
 		return
 	}
-	s.takenOver(fmt.Sprintf("the broker closed the connection %v after accepting it, as mosquitto does to the older of two connections with one client id",
-		lasted.Round(time.Millisecond)))
+	if s.shortCloses.Add(1) >= 2 {
+		s.takenOver(fmt.Sprintf("the broker closed the connection %v after accepting it, and the one before as soon, the reconnection accepted at once in between: as mosquitto does to the older of two connections with one client id",
+			lasted.Round(time.Millisecond)))
+		return
+	}
+	if ok, held := s.closedLog.allow(s.now()); ok {
+		s.log.Warn(fmt.Sprintf("the broker closed the connection %v after accepting it: another client with client id %s, or the broker going down; reconnecting",
+			lasted.Round(time.Millisecond), s.cfg.ClientID), "broker", s.cfg.Broker, "suppressed_since_last", held)
+	}
 }
 
 // takenOver counts a takeover and says, at most once per connLogPeriod,
@@ -759,14 +803,33 @@ func (s *Service) publishStatus(ctx context.Context, status string) error {
 	return err
 }
 
-// shutdown publishes what the engine flushed and "offline", waiting at
-// most ShutdownTimeout for a broker that is away.
+// shutdownGrace is the part of ShutdownTimeout kept for the
+// DISCONNECT: at most mqttclient.DefaultDisconnectTimeout, and a
+// quarter of a short shutdown_timeout.
+func (s *Service) shutdownGrace() time.Duration {
+	return min(mqttclient.DefaultDisconnectTimeout, s.cfg.ShutdownTimeout/4)
+}
+
+// shutdownDeadline is when the final publishes must end: the first call,
+// once ctx ended, sets it.
+func (s *Service) shutdownDeadline() time.Time {
+	s.stopBy.CompareAndSwap(0, time.Now().Add(s.cfg.ShutdownTimeout-s.shutdownGrace()).UnixNano())
+	return time.Unix(0, s.stopBy.Load())
+}
+
+// shutdown publishes what the engine flushed and "offline", until the
+// shutdown's deadline (stopBy) at most, for a broker that is away or
+// does not read.
 func (s *Service) shutdown(p *publisher) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), s.shutdownDeadline())
 	defer cancel()
 	for s.out.len() > 0 {
 		if err := s.cm.AwaitConnection(ctx); err != nil {
-			s.log.Warn("broker unreachable at shutdown; values not published", "waiting", s.out.len())
+			if s.hardStopped.Load() {
+				s.log.Warn("the broker did not take the final values within shutdown_timeout (connected, not reading); values not published", "waiting", s.out.len())
+			} else {
+				s.log.Warn("broker unreachable at shutdown; values not published", "waiting", s.out.len())
+			}
 			return
 		}
 		if !p.drain(ctx) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -64,7 +65,14 @@ func TestLeanSibling(t *testing.T) {
 func fakeExec(t *testing.T, dir string, fail error) *[][]string {
 	t.Helper()
 	oldExe, oldExec := executable, execve
-	t.Cleanup(func() { executable, execve = oldExe, oldExec })
+	t.Cleanup(func() {
+		executable, execve = oldExe, oldExec
+		// A run handed over leaves SIGHUP ignored (viaSibling):
+		// Notify undoes Ignore, Stop then leaves SIGHUP's default.
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, syscall.SIGHUP)
+		signal.Stop(c)
+	})
 	executable = func() (string, error) { return filepath.Join(dir, "candec"), nil }
 	var calls [][]string
 	execve = func(path string, argv, env []string) error {
@@ -118,5 +126,30 @@ func TestLeanHandsOver(t *testing.T) {
 	}
 	if out.Len() > 0 || errOut.Len() > 0 {
 		t.Errorf("got output %q and %q, want none: the sibling writes", out.String(), errOut.String())
+	}
+}
+
+// TestLeanRunIgnoresHUPAcrossExec: the lean build hands run over with
+// SIGHUP ignored, which execve keeps (a caught signal's handler it does
+// not), so that a SIGHUP before the sibling's earlyhup catches it does
+// not end the process; the other commands keep SIGHUP's default.
+func TestLeanRunIgnoresHUPAcrossExec(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, mqttSibling), nil, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	fakeExec(t, dir, syscall.ENOEXEC)
+	ignored := map[string]bool{}
+	inner := execve
+	execve = func(path string, argv, env []string) error {
+		ignored[argv[1]] = signal.Ignored(syscall.SIGHUP)
+		return inner(path, argv, env)
+	}
+	e := env{strings.NewReader(""), &strings.Builder{}, &strings.Builder{}}
+	for _, cmd := range []string{"replay", "run"} { // run last: it leaves SIGHUP ignored
+		_ = run(context.Background(), e, []string{cmd, "x"})
+	}
+	if !ignored["run"] || ignored["replay"] {
+		t.Errorf("SIGHUP ignored at execve: run %v, replay %v; want true, false", ignored["run"], ignored["replay"])
 	}
 }

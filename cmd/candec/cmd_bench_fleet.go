@@ -15,6 +15,7 @@ import (
 	"github.com/yukart/candec/benchmarks/fleet"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/buildinfo"
+	"github.com/yukart/candec/internal/cardata"
 )
 
 // fleetFlags are bench's flags of a fleet run (--fleet N).
@@ -30,8 +31,8 @@ func addFleetFlags(fs *flag.FlagSet) fleetFlags {
 	return fleetFlags{
 		cars:    fs.Int("fleet", 0, "run the fleet bench instead of a profile: `N` simulated cars through a broker into --ingests instances of candec ingest (docs/fleet.md)"),
 		ingests: fs.Int("ingests", 1, "with --fleet: `M` candec ingest instances sharing the fleet ($share), 1 to 8"),
-		capture: fs.String("fleet-capture", "testdata/idle.log", "with --fleet: the capture every car replays, from a starting frame of its own"),
-		dbc:     fs.String("fleet-dbc", "testdata/yukart.dbc", "with --fleet: the cars' DBC, which the ingests decode with too"),
+		capture: fs.String("fleet-capture", cardata.CaptureFile, "with --fleet: the capture every car replays, from a starting frame of its own; where the default file is missing, the idle capture built into candec"),
+		dbc:     fs.String("fleet-dbc", cardata.DBCFile, "with --fleet: the cars' DBC, which the ingests decode with too"+builtInDBCHelp),
 		seed:    fs.Uint64("seed", 1, "with --fleet: the seed of the cars' variations"),
 		window:  fs.Duration("fleet-window", 10*time.Millisecond, "with --fleet: the cars' window_period, the window stream's window, 1ms to 10s"),
 		rollAge: fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
@@ -126,8 +127,7 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 	if err != nil {
 		return fmt.Errorf("bench: find the candec binary: %w", err)
 	}
-	dbcPath, err := fleetDBC(*f.dbc)
-	if err != nil {
+	if _, err := fleetDBCFiles(*f.dbc); err != nil {
 		return err
 	}
 	if need := int64(*f.cars) * int64((duration+warmup).Seconds()+1) * carBytesPerSec; need > maxDriveBytes {
@@ -135,6 +135,13 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 			*f.cars, duration+warmup, float64(need)/1e9, maxDriveBytes>>30)}
 	}
 	dir, keep, err := fleetDir(workDir)
+	if err != nil {
+		return err
+	}
+	if f, err = fleetDefaults(f, dir); err != nil {
+		return err
+	}
+	dbcPath, err := fleetDBC(*f.dbc)
 	if err != nil {
 		return err
 	}
@@ -166,6 +173,32 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 	}
 	fmt.Fprintf(e.stderr, "candec bench: appended to %s\n", path)
 	return nil
+}
+
+// fleetDefaults returns f with its DBC and capture written to dir from
+// the copies built into candec where they are the defaults and the
+// default files are missing (outside a clone), as the other commands
+// do: the ingests read the DBC from a file.
+func fleetDefaults(f fleetFlags, dir string) (fleetFlags, error) {
+	if *f.dbc == cardata.DBCFile && cardata.Missing(cardata.DBCFile) {
+		path := filepath.Join(dir, filepath.Base(cardata.DBCFile))
+		if err := os.WriteFile(path, cardata.DBC(), 0o600); err != nil {
+			return f, fmt.Errorf("bench: write the built-in DBC: %w", err)
+		}
+		f.dbc = &path
+	}
+	if *f.capture == cardata.CaptureFile && cardata.Missing(cardata.CaptureFile) {
+		b, err := cardata.Capture()
+		if err != nil {
+			return f, err
+		}
+		path := filepath.Join(dir, filepath.Base(cardata.CaptureFile))
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return f, fmt.Errorf("bench: write the built-in capture: %w", err)
+		}
+		f.capture = &path
+	}
+	return f, nil
 }
 
 // makeCars makes the fleet's drives before the run, on every core.

@@ -13,12 +13,13 @@ import (
 
 // runGenerate writes a simulated capture. Its defaults reproduce
 // testdata/idle.log, from any directory (the car's DBC is built in).
-func runGenerate(ctx context.Context, e env, args []string) error {
+func runGenerate(ctx context.Context, e env, args []string) (err error) {
+	defer func() { err = interrupted(ctx, "generate", err, "; -o is left as it was") }()
 	fs := newFlags(e, "generate", "[flags]")
 	d := simulate.DefaultOptions()
 	dbcs := carDBC(fs, "DBC `FILE[,FILE]` whose cyclic messages are sent")
 	scenario := fs.String("scenario", string(d.Scenario), "what the kart does: "+scenarioNames())
-	fs.DurationVar(&d.Duration, "duration", d.Duration, "length of the capture")
+	fs.DurationVar(&d.Duration, "duration", d.Duration, fmt.Sprintf("length of the capture, at most %v", simulate.MaxDuration))
 	fs.Int64Var(&d.Seed, "seed", d.Seed, "random seed; the same seed gives the same capture")
 	start := fs.String("start", d.Start.Format(time.RFC3339Nano), "time of the capture's start (RFC 3339)")
 	fs.StringVar(&d.Interface, "iface", d.Interface, "interface name written in the log")
@@ -39,6 +40,8 @@ func runGenerate(ctx context.Context, e env, args []string) error {
 	switch {
 	case d.Duration <= 0:
 		return &exitError{2, fmt.Errorf("generate: --duration %s: want a positive duration such as 20s", d.Duration)}
+	case d.Duration > simulate.MaxDuration:
+		return &exitError{2, fmt.Errorf("generate: --duration %s: at most %s (a day of the kart's bus is about 3.5 GB)", d.Duration, simulate.MaxDuration)}
 	case t.Before(time.Unix(0, 0)):
 		return &exitError{2, fmt.Errorf("generate: --start %s: want a time from 1970-01-01T00:00:00Z on", *start)}
 	case d.Interface == "":
@@ -73,6 +76,16 @@ func runGenerate(ctx context.Context, e env, args []string) error {
 		fmt.Fprintf(e.stderr, "generate: %d frames, %s %s, seed %d, to %s\n", n, d.Duration, d.Scenario, d.Seed, *out)
 	}
 	return nil
+}
+
+// interrupted returns err, or when it is ctx's end (a signal) the
+// command's "interrupted" with what it left (then), for a command that
+// would otherwise say "context canceled".
+func interrupted(ctx context.Context, cmd string, err error, then string) error {
+	if err == nil || ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+		return err
+	}
+	return fmt.Errorf("%s: interrupted%s", cmd, then)
 }
 
 func scenarioNames() string {

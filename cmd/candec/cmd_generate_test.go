@@ -99,7 +99,7 @@ func TestGenerateKeepsOutputOnFailure(t *testing.T) {
 	}{
 		{"not a DBC", context.Background(), []string{"--dbc", notDBC}, "no messages"},
 		{"no cyclic messages", context.Background(), []string{"--dbc", noCycle}, "no cyclic messages"},
-		{"interrupted", cancelled, []string{"--dbc", dbcPath}, "context canceled"},
+		{"interrupted", cancelled, []string{"--dbc", dbcPath}, "generate: interrupted"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			precious := filepath.Join(dir, "precious.log")
@@ -153,5 +153,52 @@ func TestGenerateDevNullSurvives(t *testing.T) {
 	fi, err := os.Stat(os.DevNull)
 	if err != nil || fi.Mode()&os.ModeCharDevice == 0 {
 		t.Fatalf("%s after a failed run: %v, %v; want the character device", os.DevNull, fi, err)
+	}
+}
+
+// interruptedTune, set in the developer's build, returns the args of a
+// tune of capture that a signal ends.
+var interruptedTune func(t *testing.T, capture string) []string
+
+// TestGenerateDurationBound: a duration beyond a day is refused as a
+// usage error naming the bound, before anything is written.
+func TestGenerateDurationBound(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "c.log")
+	err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"generate", "--duration", "1000000h", "-o", out})
+	if exitCode(err) != 2 || err == nil || !strings.Contains(err.Error(), "--duration 1000000h0m0s: at most 24h0m0s") {
+		t.Fatalf("got %v (exit %d), want exit 2 naming the bound", err, exitCode(err))
+	}
+	if _, serr := os.Stat(out); serr == nil {
+		t.Error("the output was written")
+	}
+}
+
+// TestInterruptedWords: generate (and tune, in the developer's build:
+// interruptedTune) ended by a signal says "interrupted", not "context
+// canceled", with exit status 1.
+func TestInterruptedWords(t *testing.T) {
+	capPath := filepath.Join(t.TempDir(), "c.log")
+	if err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"generate", "-o", capPath}); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"generate", "--duration", "24h", "-o", filepath.Join(t.TempDir(), "big.log")}, "generate: interrupted; -o is left as it was"},
+	}
+	if interruptedTune != nil {
+		cases = append(cases, struct {
+			args []string
+			want string
+		}{interruptedTune(t, capPath), "tune: interrupted"})
+	}
+	for _, tc := range cases {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		err := run(ctx, env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, tc.args)
+		if err == nil || exitCode(err) != 1 || err.Error() != tc.want {
+			t.Errorf("%s: got %v (exit %d), want %q and exit 1", tc.args[0], err, exitCode(err), tc.want)
+		}
 	}
 }

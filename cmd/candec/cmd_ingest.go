@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -76,20 +77,14 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	store, err := ingestStore(ctx, *outDir)
-	if err != nil {
-		return err
-	}
 	cfg := ingest.Config{Conn: settings, ID: *id, Group: *group, Leave: *leave, Filters: fs.Args(), Buses: buses,
-		Dir: *outDir, Store: store, DBCHash: hash, RollBytes: *rollBytes, RollAge: *rollAge, MaxUnacked: *maxUnacked,
+		Dir: *outDir, DBCHash: hash, RollBytes: *rollBytes, RollAge: *rollAge, MaxUnacked: *maxUnacked,
 		RollMemory: *rollMemory, MaxWindowBytes: *maxWindow, ConnectTimeout: *connectTimeout, Registerer: reg, Log: log}
-	if err := cfg.Validate(); err != nil {
-		return &exitError{2, err}
-	}
-	in, err := ingest.New(cfg)
+	in, closeStore, err := openIngest(ctx, e, cfg)
 	if err != nil {
 		return err
 	}
+	defer closeStore()
 	stop, err := serveMetrics(*metrics, reg)
 	if err != nil {
 		return err
@@ -98,6 +93,36 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	err = in.Run(ctx)
 	writeIngestSummary(e, in.Counters())
 	return err
+}
+
+// openIngest opens the lake of cfg (its store for an s3:// lake) and
+// the instance. The object store's requests end on a signal while the
+// lake opens (a store that never answers cannot hold the ingest); once
+// it is open, they outlive the signal: the last commit must still reach
+// the bucket, until closeStore, which the caller calls once it is done.
+func openIngest(ctx context.Context, e env, cfg ingest.Config) (in *ingest.Ingest, closeStore func(), err error) {
+	storeCtx, endStore := context.WithCancel(context.WithoutCancel(ctx))
+	opening := context.AfterFunc(ctx, endStore)
+	store, err := ingestStore(storeCtx, cfg.Dir, e.stderr)
+	if err != nil {
+		endStore()
+		return nil, nil, openInterrupted(ctx, cfg.Dir, err)
+	}
+	cfg.Store = store
+	if err := cfg.Validate(); err != nil {
+		endStore()
+		return nil, nil, &exitError{2, err}
+	}
+	in, err = ingest.New(cfg)
+	if err != nil {
+		endStore()
+		return nil, nil, openInterrupted(ctx, cfg.Dir, err)
+	}
+	if !opening() {
+		endStore()
+		return nil, nil, openInterrupted(ctx, cfg.Dir, context.Canceled)
+	}
+	return in, endStore, nil
 }
 
 // refuseClientID refuses --client-id, which the connection flags
@@ -114,15 +139,23 @@ func refuseClientID(fs *flag.FlagSet) error {
 	return err
 }
 
-// ingestStore is the store of an s3:// lake, nil for a directory. Its
-// uploads outlive ctx, which SIGTERM ends: the last commit, made after
-// it, must still reach the bucket.
-func ingestStore(ctx context.Context, dir string) (lake.Store, error) {
-	s, err := s3store.LakeStore(context.WithoutCancel(ctx), dir, s3store.Options{})
+// ingestStore is the store of an s3:// lake, nil for a directory, its
+// requests bounded by ctx; each retry is a line on stderr.
+func ingestStore(ctx context.Context, dir string, stderr io.Writer) (lake.Store, error) {
+	s, err := s3store.LakeStore(ctx, dir, s3store.Options{Retried: s3store.RetryLine(stderr)})
 	if err != nil {
 		return nil, fmt.Errorf("ingest: %w", err)
 	}
 	return s, nil
+}
+
+// openInterrupted is err, or when a signal (ctx's end) came while the
+// lake at dir opened, the ingest's "interrupted" naming it.
+func openInterrupted(ctx context.Context, dir string, err error) error {
+	if ctx.Err() == nil {
+		return err
+	}
+	return fmt.Errorf("ingest: interrupted while opening the lake %s", dir)
 }
 
 // ingestBuses loads the DBC files of spec, one set per interface, and

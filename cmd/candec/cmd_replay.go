@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/eclipse/paho.golang/autopaho"
@@ -68,6 +69,16 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// The open batch has replayGrace after ctx ends; then the
+	// connection ends, its socket closed at the latest
+	// mqttclient.DefaultDisconnectTimeout later: a broker that stopped
+	// reading cannot hold the replay (a publish blocked in its write
+	// fails, and is counted).
+	var cut atomic.Bool // the grace ran out: the connection was ended under the replay
+	stopGrace := context.AfterFunc(ctx, func() {
+		time.AfterFunc(replayGrace, func() { cut.Store(true); cancelConn() })
+	})
+	defer stopGrace()
 	// The batches go at QoS 0; the first at QoS 1, whose PUBACK says
 	// whether the user may write the topic (replay.RunConfirmed).
 	var failing func(error)
@@ -92,8 +103,16 @@ func runReplay(ctx context.Context, e env, args []string) error {
 	if err := reportReplay(e, st, elapsed, *f.asJSON); err != nil {
 		return err
 	}
+	if cut.Load() {
+		return fmt.Errorf("replay: %s did not take what was written within %v of the signal (connected, not reading): the connection was closed, and what was written to it last is lost", settings.Broker, replayGrace)
+	}
 	return replayOutcome(ctx, runErr, st, name, settings.Broker, *f.loop)
 }
+
+// replayGrace is how long the replay may go on sending its open batch
+// once a signal came: with the connection's end, it stops within 3 s
+// whatever the broker does.
+const replayGrace = 2 * time.Second
 
 // defineReplayFlags defines replay's flags on fs.
 func defineReplayFlags(fs *flag.FlagSet) *replayFlags {

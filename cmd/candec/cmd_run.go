@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/earlyhup"
 	"github.com/yukart/candec/service"
 )
 
@@ -25,12 +26,18 @@ import (
 // (service.ReloadOn): a bad one is logged and the running policy stays.
 func runRun(ctx context.Context, e env, args []string) error {
 	// SIGHUP is caught from the first instant: one that comes while the
-	// service starts (a big DBC takes a while) must not end it, as the
-	// signal's default would. It waits here, and the policy is read
-	// again once the service runs.
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
+	// process or the service starts (a big DBC takes a while) must not
+	// end it, as the signal's default would. It waits, and the policy
+	// is read again once the service runs. internal/earlyhup caught it
+	// before the other packages' inits and main; where it did not (run
+	// inside a test), it is caught here.
+	hup, early := earlyhup.Take()
+	if !early {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGHUP)
+		defer signal.Stop(ch)
+		hup = ch
+	}
 	fs := newFlags(e, "run", "[--config FILE] [flags]")
 	file := fs.String("config", os.Getenv(service.EnvConfig), "YAML config `file` (env "+service.EnvConfig+"); flags and CANDEC_* variables override it")
 	flags := service.RegisterFlags(fs)

@@ -111,6 +111,9 @@ func TestRunServes(t *testing.T) {
 	if !strings.Contains(stderr.String(), "level=INFO msg=connected") {
 		t.Errorf("the log lacks the connection line:\n%s", stderr.String())
 	}
+	if strings.Contains(stderr.String(), "shutdown_timeout reached") {
+		t.Errorf("a clean stop says the shutdown ran out of time:\n%s", stderr.String())
+	}
 }
 
 // TestRunHelp: `run -h` names each flag's value and shows its default.

@@ -20,7 +20,8 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-func runTune(ctx context.Context, e env, args []string) error {
+func runTune(ctx context.Context, e env, args []string) (err error) {
+	defer func() { err = interrupted(ctx, "tune", err, "") }()
 	fs := newFlags(e, "tune", "--dbc [IFACE=]FILE[,FILE] [--policy FILE] [flags] CAPTURE|-\n       candec tune --dbc [IFACE=]FILE --budget N --write-policy OUT.yaml [pins] CAPTURE[=DBC[,DBC]]...")
 	f := tuneFlags{
 		dbcs:     carDBCVar(fs),

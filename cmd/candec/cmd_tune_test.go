@@ -231,3 +231,9 @@ func TestTuneImplausibleRanges(t *testing.T) {
 		}
 	}
 }
+
+func init() {
+	interruptedTune = func(t *testing.T, capture string) []string {
+		return []string{"tune", "--dbc", "../../testdata/yukart.dbc", "--write-policy", filepath.Join(t.TempDir(), "p.yaml"), capture}
+	}
+}

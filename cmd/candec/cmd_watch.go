@@ -34,9 +34,14 @@ type watchFlags struct {
 	duration       *time.Duration
 	staleAfter     *time.Duration
 	connectTimeout *time.Duration
+	maxTopics      *int
 	quiet          *bool
 	asJSON         *bool
 }
+
+// maxWatchTopics bounds --max-topics: 10 million topics hold about
+// 18 GB.
+const maxWatchTopics = 10_000_000
 
 func runWatch(ctx context.Context, e env, args []string) error {
 	fs := newFlags(e, "watch", "[flags] [FILTER...]  (default: yukart/vehicle/+ and the decoder's status)")
@@ -61,7 +66,7 @@ func runWatch(ctx context.Context, e env, args []string) error {
 		defer cancel()
 	}
 
-	mon := watch.New(watch.Config{StaleAfter: *f.staleAfter})
+	mon := watch.New(watch.Config{StaleAfter: *f.staleAfter, MaxTopics: *f.maxTopics})
 	subs := watch.NewSubscriber(ctx, filters)
 	attempts := mqttclient.NewAttempts()
 	cm, err := mqttclient.Connect(ctx, mqttclient.Config{
@@ -95,6 +100,7 @@ func defineWatchFlags(fs *flag.FlagSet) *watchFlags {
 		duration:       fs.Duration("duration", 0, "stop after `D`; 0: at Ctrl-C"),
 		staleAfter:     fs.Duration("stale", watch.DefaultStaleAfter, "flag a signal or raw topic OLD when its last live message is older than `D` (positive)"),
 		connectTimeout: fs.Duration("connect-timeout", defaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the connection within `D`, at most %v", maxConnectTimeout)),
+		maxTopics:      fs.Int("max-topics", watch.DefaultMaxTopics, fmt.Sprintf("follow at most `N` topics, and N window item topics (about 1.8 KB each), 1 to %d: a message on another is counted, not followed", maxWatchTopics)),
 		quiet:          fs.Bool("quiet", false, "no live view: only the summary at the end"),
 		asJSON:         fs.Bool("json", false, "write the summary as JSON (for scripts)"),
 	}
@@ -107,7 +113,16 @@ func (f *watchFlags) check() error {
 		durationAtLeast("watch", "--duration", *f.duration, 0),
 		durationAtLeast("watch", "--stale", *f.staleAfter, time.Nanosecond),
 		durationIn("watch", "--connect-timeout", *f.connectTimeout, time.Millisecond, maxConnectTimeout),
+		maxTopicsIn(*f.maxTopics),
 	)
+}
+
+// maxTopicsIn refuses a --max-topics out of its range.
+func maxTopicsIn(n int) error {
+	if n < 1 || n > maxWatchTopics {
+		return &exitError{2, fmt.Errorf("watch: --max-topics must be from 1 to %d, got %d", maxWatchTopics, n)}
+	}
+	return nil
 }
 
 // watchFilters returns the topic filters to watch: those given, or the
@@ -154,7 +169,11 @@ func (v liveView) run(ctx context.Context, subs *watch.Subscriber, interval time
 				v.drawTable(now)
 			} else {
 				s := v.mon.Summary(now)
-				fmt.Fprintf(v.e.stderr, "%s  %d topics  %s messages  lost %s\n", now.Format("15:04:05"), s.Topics, numfmt.Count(s.Messages), numfmt.Count(s.Lost))
+				fmt.Fprintf(v.e.stderr, "%s  %d topics  %s messages  lost %s", now.Format("15:04:05"), s.Topics, numfmt.Count(s.Messages), numfmt.Count(s.Lost))
+				if s.Untracked > 0 || s.UntrackedItems > 0 {
+					fmt.Fprintf(v.e.stderr, "  not followed (over %s topics): %s messages, %s window items", numfmt.Count(uint64(s.MaxTopics)), numfmt.Count(s.Untracked), numfmt.Count(s.UntrackedItems))
+				}
+				fmt.Fprintln(v.e.stderr)
 			}
 		}
 	}
@@ -175,7 +194,12 @@ func (v liveView) drawTable(now time.Time) {
 	}
 	fmt.Fprint(v.e.stderr, "\x1b[H\x1b[2J") // home, clear
 	fmt.Fprintln(v.e.stderr, watch.Truncate(fmt.Sprintf("candec watch %s %v   %s   (Ctrl-C for the summary)", v.broker, v.filters, now.Format("15:04:05")), width))
-	fmt.Fprintln(v.e.stderr)
+	// The second line says what the topic bound leaves out, if any.
+	if s := v.mon.Summary(now); s.Untracked > 0 || s.UntrackedItems > 0 {
+		fmt.Fprintln(v.e.stderr, watch.Truncate(watch.Untracked(s), width))
+	} else {
+		fmt.Fprintln(v.e.stderr)
+	}
 	_ = watch.WriteTableFit(v.e.stderr, stats, width, rows)
 }
 

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -30,6 +31,7 @@ func TestWatchBadInput(t *testing.T) {
 		{[]string{"--duration", "-1s"}, "--duration must not be negative, got -1s"},
 		{[]string{"--stale", "0"}, "--stale must be positive, got 0s"},
 		{[]string{"--connect-timeout", "0"}, "--connect-timeout must be between 1ms and 5m0s, got 0s"},
+		{[]string{"--max-topics", "0"}, "--max-topics must be from 1 to 10000000, got 0"},
 		{[]string{"a/#/b"}, `bad topic filter "a/#/b": '#' must be the whole last level`},
 		{[]string{"yukart/vehicle/+", "a+"}, `bad topic filter "a+": '+' must be a whole level`},
 		{[]string{""}, "bad topic filter: empty"},
@@ -95,6 +97,25 @@ func TestWatchRetained(t *testing.T) {
 	if s.Topics != 3 || s.Retained != 3 || s.Messages != 0 || s.Latency.N != 0 || s.Old != 0 {
 		t.Errorf("got %d topics, %d retained, %d live, %d latency samples, %d old; want 3, 3, 0, 0, 0",
 			s.Topics, s.Retained, s.Messages, s.Latency.N, s.Old)
+	}
+}
+
+// TestWatchMaxTopics: through a real broker, watch follows
+// --max-topics topics; the messages on the others are counted in the
+// summary and said, not followed.
+func TestWatchMaxTopics(t *testing.T) {
+	b := brokertest.Start(t)
+	pub := brokertest.Connect(t, b.URL)
+	for i := range 5 {
+		pub.PublishQoS1(fmt.Sprintf("yukart/vehicle/S%d", i), []byte("1"), true)
+	}
+	var stdout bytes.Buffer
+	err := run(context.Background(), env{nil, &stdout, &bytes.Buffer{}}, []string{"watch", "--broker", b.URL, "--max-topics", "2", "--duration", "1500ms", "--quiet"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout.String(), "2 topics,") || !strings.Contains(stdout.String(), "not followed, over the bound of 2 topics (--max-topics): 3 messages on new topics") {
+		t.Errorf("summary:\n%s\nwant 2 topics followed and 3 messages not", stdout.String())
 	}
 }
 

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"syscall"
+
+	"github.com/yukart/candec/internal/earlyhup" // run's SIGHUP, caught from this process's start
 )
 
 // The lean build (go build -tags car,lean) is the car's candec without
@@ -52,6 +55,15 @@ func viaSibling(name string) func(ctx context.Context, e env, args []string) err
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		argv := append([]string{path, name}, args...)
+		if name == earlyhup.Command {
+			// A caught signal's handler does not survive execve, an
+			// ignored one does: from here until the sibling's own
+			// earlyhup catches it, SIGHUP is ignored rather than
+			// ending the process (status 129). The sibling reads the
+			// policy after that, so none is lost. (Should execve
+			// fail, the process ends with its error.)
+			signal.Ignore(syscall.SIGHUP)
+		}
 		err = execve(path, argv, os.Environ())
 		return fmt.Errorf("%s: run %s: %w", name, path, err) // execve returns only on a failure
 	}

@@ -325,3 +325,38 @@ func TestSilentPipeStopsOnSignal(t *testing.T) {
 		}
 	}
 }
+
+// TestRunCatchesHUPBeforeInits: `candec run` catches SIGHUP in the init
+// of internal/earlyhup, under a millisecond into the process, before
+// the packages whose inits take candec's start (prometheus, plotting,
+// the S3 client: about 8 ms of them), not in main after them: the
+// window in which a SIGHUP still ends it with status 129 is the Go
+// runtime's own start (docs/limits.md). GODEBUG=inittrace=1 shows the
+// order.
+func TestRunCatchesHUPBeforeInits(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "run", "-h")
+	cmd.Env = append(os.Environ(), asCandecEnv+"=1", "GODEBUG=inittrace=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("candec run -h: %v\n%s", err, out)
+	}
+	at := func(pkg string) float64 {
+		for _, l := range strings.Split(string(out), "\n") {
+			var ms float64
+			if strings.HasPrefix(l, "init "+pkg+" @") {
+				if _, err := fmt.Sscanf(strings.TrimPrefix(l, "init "+pkg+" @"), "%f ms", &ms); err == nil {
+					return ms
+				}
+			}
+		}
+		t.Fatalf("no init of %s in:\n%s", pkg, out)
+		return 0
+	}
+	hup := at("github.com/yukart/candec/internal/earlyhup")
+	for _, heavy := range []string{"github.com/prometheus/client_golang/prometheus", "github.com/yukart/candec/service"} {
+		if h := at(heavy); hup >= h {
+			t.Errorf("SIGHUP is caught at %.2f ms, after the init of %s at %.2f ms", hup, heavy, h)
+		}
+	}
+	t.Logf("SIGHUP caught %.2f ms into the process", hup)
+}

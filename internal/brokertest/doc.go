@@ -24,6 +24,13 @@
 // shipped. Without a C compiler or mosquitto's plugin headers they skip
 // the test, or fail it as below.
 //
+// StartProxy puts a TCP proxy before a broker, for tests of a broker
+// that is connected but stops reading: after StopReading it no longer
+// reads what its clients send (their writes block once the socket
+// buffers are full) while what the broker sends still reaches them;
+// ClientQueue and Backlog show the bytes waiting on either side (from
+// the kernel, on Linux), ToClients what the broker sent.
+//
 // When mosquitto is not installed, Start falls back to the embedded broker
 // of package broker and says so in the test log, unless the environment
 // variable CANDEC_REQUIRE_MOSQUITTO is 1 (CI sets it), in which case the

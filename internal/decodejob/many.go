@@ -265,7 +265,7 @@ func (m *manyRun) toLake(ctx context.Context) ([]fileResult, string, error) {
 		return nil, "", err
 	}
 	lf, _ := outformat.LakeFormat() // Run checked there is one
-	lk, err := lf.OpenLake(outformat.LakeConfig{Dir: m.cfg.OutDir, Context: ctx, DBC: h, Signals: m.cfg.Signals})
+	lk, err := lf.OpenLake(outformat.LakeConfig{Dir: m.cfg.OutDir, Context: ctx, DBC: h, Signals: m.cfg.Signals, Log: m.cfg.Stderr})
 	if err != nil {
 		return nil, "", fmt.Errorf("decode: %w", err)
 	}

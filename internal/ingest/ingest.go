@@ -143,6 +143,7 @@ func (in *Ingest) connect(ctx context.Context, sess *ackSession) (*autopaho.Conn
 	ac, err := mqttclient.Config{
 		Settings:       settings,
 		ConnectTimeout: cfg.ConnectTimeout,
+		WriteTimeout:   WriteTimeout,
 		Batcher:        sess.batcher,
 		OnConnectError: attempts.Record,
 		OnUp: func(cm *autopaho.ConnectionManager, ca *paho.Connack) {
@@ -308,6 +309,13 @@ func (in *Ingest) endSession() error {
 	}
 	return nil
 }
+
+// WriteTimeout bounds each write to the broker (a commit's
+// acknowledgements go in one): a broker that has not taken it within
+// this is not reading; the connection is closed, and the broker sends
+// the windows not acknowledged again, which the lake's manifests skip.
+// It bounds the ingest's shutdown whatever the broker does.
+const WriteTimeout = 10 * time.Second
 
 // disconnect ends the connection cleanly: the broker keeps the session.
 func disconnect(cm *autopaho.ConnectionManager) {

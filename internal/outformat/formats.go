@@ -79,6 +79,9 @@ type LakeConfig struct {
 	DBC string
 	// Signals are the decode's signal globs.
 	Signals []string
+	// Log, when not nil, gets a line for each retry of a request to
+	// an object store (what, where, attempt n of m).
+	Log io.Writer
 }
 
 // Lake is a data lake open for writing, many captures into it.

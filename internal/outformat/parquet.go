@@ -32,7 +32,11 @@ func init() {
 			if ctx == nil {
 				ctx = context.Background()
 			}
-			st, err := s3store.LakeStore(ctx, cfg.Dir, s3store.Options{}) // nil for a directory
+			var opt s3store.Options
+			if cfg.Log != nil {
+				opt.Retried = s3store.RetryLine(cfg.Log)
+			}
+			st, err := s3store.LakeStore(ctx, cfg.Dir, opt) // nil for a directory
 			if err != nil {
 				return nil, err
 			}

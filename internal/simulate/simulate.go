@@ -40,6 +40,9 @@ const (
 	DefaultSeed = 1
 	// DefaultDuration is the capture's length.
 	DefaultDuration = 20 * time.Second
+	// MaxDuration is the longest capture: a day of the kart's bus is
+	// about 3.5 GB of candump -l text (41 kB/s).
+	MaxDuration = 24 * time.Hour
 	// DefaultScenario is the parked kart.
 	DefaultScenario = Idle
 	// DefaultInterface is the interface name written in the log.
@@ -122,6 +125,8 @@ func (o Options) Validate() error {
 	switch {
 	case o.Duration < 0:
 		return fmt.Errorf("%w: negative duration %s", ErrOptions, o.Duration)
+	case o.Duration > MaxDuration:
+		return fmt.Errorf("%w: duration %s above %s (a day of the bus is about 3.5 GB)", ErrOptions, o.Duration, MaxDuration)
 	case o.Scenario != Idle && o.Scenario != Drive:
 		return fmt.Errorf("%w: unknown scenario %q (want %s or %s)", ErrOptions, o.Scenario, Idle, Drive)
 	case strings.ContainsAny(o.Interface, " \t\r\n"):

@@ -50,6 +50,14 @@
 // largest deviation, Summary.Jitter the percentiles over every cyclic
 // topic and those of the path's part, |arrival interval − ts interval|.
 //
+// # A bound on the topics
+//
+// Any user of the broker can publish on new topics. A Monitor follows
+// at most Config.MaxTopics topics, and as many window item topics
+// (DefaultMaxTopics: 20,000); a message beyond the bound is counted
+// (Summary.Untracked, UntrackedItems) and moves no other figure, so
+// its memory is bounded whatever is published.
+//
 // # Plausibility bounds
 //
 // A message is implausible, and counted by reason in

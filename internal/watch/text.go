@@ -194,6 +194,9 @@ func WriteSummary(w io.Writer, s Summary, h interface {
 		}
 		fmt.Fprintln(w)
 	}
+	if s.Untracked > 0 || s.UntrackedItems > 0 {
+		fmt.Fprintln(w, Untracked(s))
+	}
 	if s.Ahead > 0 {
 		fmt.Fprintf(w, "%s fresh values stamped after their arrival (the publisher's clock is ahead), not in the latency\n", numfmt.Count(s.Ahead))
 	}
@@ -207,4 +210,11 @@ func WriteSummary(w io.Writer, s Summary, h interface {
 	fmt.Fprintf(w, "latency from ts of fresh values: p50 %.3f ms, p99 %.3f ms, max %.3f ms over %s samples\n",
 		s.Latency.P50, s.Latency.P99, s.Latency.Max, numfmt.Count(s.Latency.N))
 	return h.WriteDistribution(w)
+}
+
+// Untracked says what the topic bound left out, for the summary and
+// the live view.
+func Untracked(s Summary) string {
+	return fmt.Sprintf("not followed, over the bound of %s topics (--max-topics): %s messages on new topics, %s window items on new item topics",
+		numfmt.Count(uint64(s.MaxTopics)), numfmt.Count(s.Untracked), numfmt.Count(s.UntrackedItems))
 }

@@ -37,7 +37,11 @@
 // A request that fails in a way that can pass (a 5xx, SlowDown, a
 // connection refused or reset, a timeout) is tried again after a
 // backoff that doubles from Options.MinBackoff to Options.MaxBackoff,
-// with jitter, at most Options.Retries times; each upload starts again
+// with jitter, at most Options.Retries times (Options.Retried hears
+// each; RetryLine says it as a line); each attempt has
+// Options.RequestTimeout to connect and, the request sent, to get the
+// answer's headers, so a server that accepts and never answers cannot
+// hold a request for minutes; each upload starts again
 // from the spool's first byte. A refusal that the same request would
 // meet again (AccessDenied, NoSuchBucket, a wrong key or signature) is
 // returned at once. Either way the error (an *Error) names the request,

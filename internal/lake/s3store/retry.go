@@ -23,6 +23,12 @@ const (
 	DefaultRetries    = 8
 	DefaultMinBackoff = 100 * time.Millisecond
 	DefaultMaxBackoff = 5 * time.Second
+	// DefaultRequestTimeout bounds each attempt's connection, TLS
+	// handshake, and wait for the answer's headers once the request is
+	// sent: a server that accepts and never answers costs at most this
+	// per attempt, so a request gives up within 9 × 5 s plus the waits
+	// (8 to 16 s), about a minute, instead of 9 minutes.
+	DefaultRequestTimeout = 5 * time.Second
 )
 
 // transientCodes are S3 error codes that name a passing condition,
@@ -138,11 +144,31 @@ func (s *Store) do(op, name string, try func(ctx context.Context) error) error {
 		}
 		d := backoff(n-1, s.opt.MinBackoff, s.opt.MaxBackoff, rand.Int64N)
 		if s.opt.Retried != nil {
-			s.opt.Retried(op, name, err, d)
+			s.opt.Retried(Retry{Op: op, Name: name, Attempt: n, Attempts: s.opt.Retries + 1, Err: err, Wait: d})
 		}
 		if serr := s.opt.Sleep(s.ctx, d); serr != nil {
 			return &Error{Op: op, Name: name, Attempts: n, Elapsed: time.Since(start), Err: fmt.Errorf("%w (after %s)", serr, reason(err))}
 		}
+	}
+}
+
+// Retry is a failed attempt that will be tried again after Wait:
+// attempt Attempt of at most Attempts, of request Op on Name.
+type Retry struct {
+	Op, Name          string
+	Attempt, Attempts int
+	Err               error
+	Wait              time.Duration
+}
+
+// RetryLine returns an Options.Retried that writes each retry to w as
+// a line: what, where, attempt n of m, why, and the wait. A request to
+// a store that does not answer so says what it is doing while it
+// retries, rather than nothing for a minute.
+func RetryLine(w io.Writer) func(Retry) {
+	return func(r Retry) {
+		fmt.Fprintf(w, "s3store: %s %s: attempt %d of %d failed (%s); trying again in %v\n",
+			r.Op, r.Name, r.Attempt, r.Attempts, reason(r.Err), r.Wait.Round(time.Millisecond))
 	}
 }
 

@@ -241,7 +241,7 @@ func TestRetryStopsWithContext(t *testing.T) {
 	waiting := make(chan struct{})
 	s, err := Open(ctx, "s3://lake", Options{Env: func(k string) string { return testEnv[k] }, Transport: sc,
 		MinBackoff: time.Hour, MaxBackoff: time.Hour,
-		Retried: func(string, string, error, time.Duration) { close(waiting) }})
+		Retried: func(Retry) { close(waiting) }})
 	if err != nil {
 		t.Fatal(err)
 	}

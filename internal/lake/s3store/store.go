@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"slices"
@@ -35,15 +36,19 @@ type Options struct {
 	// TempDir holds the files being written until their upload; "" is
 	// os.TempDir().
 	TempDir string
-	// Transport carries the requests; nil is minio-go's default (a
-	// minute at most to the response's headers).
+	// Transport carries the requests; nil is minio-go's default with
+	// RequestTimeout as its bounds.
 	Transport http.RoundTripper
+	// RequestTimeout bounds each attempt's connection, TLS handshake
+	// and wait for the answer's headers (the body sent); 0 is
+	// DefaultRequestTimeout. It applies to the default Transport.
+	RequestTimeout time.Duration
 	// Sleep waits d before a retry, or less if ctx ends (returning its
 	// error); nil waits on a timer.
 	Sleep func(ctx context.Context, d time.Duration) error
 	// Retried, when set, is told of each failed attempt that will be
-	// tried again after wait: for a log or a metric.
-	Retried func(op, name string, err error, wait time.Duration)
+	// tried again: for a log (RetryLine) or a metric.
+	Retried func(Retry)
 }
 
 // Store is a lake's files in an S3 bucket under a prefix: a lake.Store.
@@ -110,6 +115,9 @@ func (o Options) withDefaults() Options {
 	if o.Sleep == nil {
 		o.Sleep = sleep
 	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
 	return o
 }
 
@@ -132,11 +140,25 @@ func newClient(opt Options) (*minio.Client, error) {
 	if region == "" && ep.custom {
 		region = "us-east-1" // rather than a request to ask the server
 	}
+	tr := opt.Transport
+	if tr == nil {
+		dt, err := minio.DefaultTransport(ep.secure)
+		if err != nil {
+			return nil, fmt.Errorf("s3store: %w", err)
+		}
+		// minio-go waits a minute for an answer's headers: against a
+		// server that accepts and never answers, 9 attempts took 9
+		// minutes.
+		dt.DialContext = (&net.Dialer{Timeout: opt.RequestTimeout, KeepAlive: 30 * time.Second}).DialContext
+		dt.TLSHandshakeTimeout = opt.RequestTimeout
+		dt.ResponseHeaderTimeout = opt.RequestTimeout
+		tr = dt
+	}
 	mo := &minio.Options{
 		Creds:      credentials.NewStaticV4(id, secret, opt.Env("AWS_SESSION_TOKEN")),
 		Secure:     ep.secure,
 		Region:     region,
-		Transport:  opt.Transport,
+		Transport:  tr,
 		MaxRetries: 1,
 	}
 	if ep.custom {

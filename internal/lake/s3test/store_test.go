@@ -197,7 +197,8 @@ func TestStoreServerGone(t *testing.T) {
 	)
 	opt := s3store.Options{
 		Retries: 100, MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
-		Retried: func(_, _ string, err error, _ time.Duration) {
+		Retried: func(rt s3store.Retry) {
+			err := rt.Err
 			retried.Add(1)
 			mu.Lock()
 			defer mu.Unlock()
