@@ -103,6 +103,10 @@ func runTuneReport(ctx context.Context, e env, f *tuneFlags, sel *decodejob.Sele
 	// the report is out.
 	ferr := src.Finish(e.stderr, "tune", "candec tune: ", name)
 	if err != nil {
+		if ferr != nil && errors.Is(err, tune.ErrEmpty) {
+			// No frame decoded: most likely because of the IFACE=.
+			return &exitError{2, ferr}
+		}
 		return err
 	}
 	if err := writeTuneReport(e, f, rep, pol); err != nil {

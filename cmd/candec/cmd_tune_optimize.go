@@ -179,11 +179,13 @@ func recordCapture(ctx context.Context, e env, name string, db *dbc.Database, se
 	}
 	src := sel.Source(in)
 	r, err := tune.Record(ctx, name, src, db)
+	// An IFACE= that names no interface of the capture is said first:
+	// it is most likely why no frame was decoded.
+	if ferr := src.Finish(e.stderr, "tune", "candec tune: ", name); ferr != nil && (err == nil || !errors.Is(err, context.Canceled)) {
+		return nil, &exitError{2, ferr}
+	}
 	if err != nil {
 		return nil, err
-	}
-	if err := src.Finish(e.stderr, "tune", "candec tune: ", name); err != nil {
-		return nil, &exitError{2, err}
 	}
 	return r, nil
 }

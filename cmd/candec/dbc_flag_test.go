@@ -422,6 +422,8 @@ func TestDBCFlagErrors(t *testing.T) {
 		{"two DBCs for one bus", "can0=" + c.a + ",can0=" + c.b, "can0 has two DBCs, " + c.a + " and " + c.b, false},
 		{"missing file", "can0=" + missing, "open " + missing + ": no such file or directory (the DBC of can0)", false},
 		{"an interface the capture lacks", "can0=" + c.a + ",can5=" + c.b, "--dbc can5=" + c.b + ": no interface can5 in " + c.capture + " (its interfaces are can0, can1)", true},
+		// Nothing decoded: the interface is the error, not an empty capture.
+		{"only an interface the capture lacks", "can5=" + c.b, "--dbc can5=" + c.b + ": no interface can5 in " + c.capture + " (its interfaces are can0, can1)", true},
 	}
 	out := filepath.Join(t.TempDir(), "out")
 	commands := []struct {
