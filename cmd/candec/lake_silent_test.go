@@ -1,9 +1,8 @@
-//go:build !car
-
 package main
 
 import (
 	"context"
+	"github.com/yukart/candec/internal/cli"
 	"net"
 	"strings"
 	"sync"
@@ -82,7 +81,7 @@ func TestDecodeS3SilentSaysRetry(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, env{nil, &syncBuffer{}, &stderr}, []string{"decode", "--dbc", yukartDBC, "--out-dir", "s3://lake/kart", idleLog})
+		done <- run(ctx, cli.Env{Stdin: nil, Stdout: &syncBuffer{}, Stderr: &stderr}, []string{"decode", "--dbc", yukartDBC, "--out-dir", "s3://lake/kart", idleLog})
 	}()
 	deadline := time.Now().Add(promptly)
 	for !strings.Contains(stderr.String(), retryLine) {
@@ -94,7 +93,7 @@ func TestDecodeS3SilentSaysRetry(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if err == nil || exitCode(err) == 0 {
+		if err == nil || cli.ExitCode(err) == 0 {
 			t.Errorf("got %v, want a failure", err)
 		}
 	case <-time.After(promptly):
