@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/yukart/candec/internal/cli"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/yukart/candec/benchmarks"
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/mqttclient"
 )
 

@@ -49,6 +49,11 @@ func TestBuildCommands(t *testing.T) {
 	if got := usageList(t, cli.Car); !slices.Equal(got, carCommands) {
 		t.Errorf("the car's candec -h lists %v, want %v", got, carCommands)
 	}
+	for _, c := range cli.Car {
+		if !slices.ContainsFunc(commands, func(d cli.Command) bool { return d.Name == c.Name && d.Summary == c.Summary }) {
+			t.Errorf("the car's %s is not the developer's binary's entry", c.Name)
+		}
+	}
 	for _, c := range commands {
 		if !slices.Contains(carCommands, c.Name) {
 			var out strings.Builder

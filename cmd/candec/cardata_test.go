@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/yukart/candec/internal/cli"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/yukart/candec/internal/cardata"
+	"github.com/yukart/candec/internal/cli"
 )
 
 // candecIn runs this test binary as candec (TestMain) with args, in dir,

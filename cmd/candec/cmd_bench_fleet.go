@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/yukart/candec/internal/cli"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,6 +14,7 @@ import (
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/buildinfo"
 	"github.com/yukart/candec/internal/cardata"
+	"github.com/yukart/candec/internal/cli"
 )
 
 // fleetFlags are bench's flags of a fleet run (--fleet N).

@@ -4,12 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/yukart/candec/internal/cli"
 	"os"
 	"time"
 
 	"golang.org/x/term"
 
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/demo"
 	"github.com/yukart/candec/internal/replay"
 )

@@ -3,10 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/yukart/candec/internal/cli"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/cli"
 )
 
 // TestDemoCommand: `candec demo` works from a clone with nothing else:

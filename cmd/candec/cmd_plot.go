@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/yukart/candec/internal/cli"
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/internal/chart"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/plot"
 	"github.com/yukart/candec/pipeline"

@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/yukart/candec/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/yukart/candec/internal/chart/charttest"
+	"github.com/yukart/candec/internal/cli"
 )
 
 func TestPlot(t *testing.T) {

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/yukart/candec/internal/cli"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/realdata"
 )
 

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/yukart/candec/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/yukart/candec/internal/chart/charttest"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/realdata"
 )
 

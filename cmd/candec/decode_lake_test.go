@@ -5,7 +5,6 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"github.com/yukart/candec/internal/cli"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/lake"
 )
 

@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
-	"github.com/yukart/candec/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/yukart/candec/internal/cli"
 )
 
 // exitCase is what TestExitStatusEveryCommand runs for one command.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/yukart/candec/internal/cli"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/cli"
 )
 
 // Hostile flag values: every flag of every command is found through the

@@ -3,15 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/yukart/candec/internal/cli"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/mosquitto"
 )
 
@@ -33,27 +32,6 @@ func unreachableURL(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return "mqtt://127.0.0.1:" + strconv.Itoa(port)
-}
-
-// checkUnreachable runs command against a broker that does not answer,
-// with args after the broker and a --connect-timeout of 300ms: it must
-// fail within about that timeout with an error naming the broker, the
-// timeout and the refused connection, and print nothing (no summary).
-func checkUnreachable(t *testing.T, command string, args ...string) {
-	t.Helper()
-	url := unreachableURL(t)
-	var stdout, stderr bytes.Buffer
-	start := time.Now()
-	err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &stdout, Stderr: &stderr}, append([]string{command, "--broker", url, "--connect-timeout", "300ms"}, args...))
-	if err == nil || cli.ExitCode(err) == 0 || !strings.Contains(err.Error(), "no connection to "+url+" within 300ms") || !strings.Contains(err.Error(), "connection refused") {
-		t.Fatalf("got %v, want an error naming %s, the timeout and the refused connection", err, url)
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("took %v, want about the 300ms timeout", d)
-	}
-	if stdout.Len() != 0 || stderr.Len() != 0 {
-		t.Errorf("printed %q on stdout and %q on stderr, want no summary", stdout.String(), stderr.String())
-	}
 }
 
 // run runs the command of args in the developer's table, as candec does.

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"github.com/yukart/candec/internal/cli"
 	"net"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/cli"
 )
 
 // silentS3 sets the AWS variables to an endpoint that accepts TCP and

@@ -3,13 +3,14 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/yukart/candec/internal/cli"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/cli"
 )
 
 // TestWholeFileReadsRefuseNonRegularAndHuge: every file a command reads

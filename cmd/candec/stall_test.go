@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/yukart/candec/internal/cli"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/internal/child"
+	"github.com/yukart/candec/internal/cli"
 )
 
 // stallMargin is what a stopping process may take beyond its bound: a

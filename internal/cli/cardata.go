@@ -10,7 +10,7 @@ import (
 	"github.com/yukart/candec/internal/decodejob"
 )
 
-// builtInDBCHelp ends the help of a --dbc flag whose default is the
+// BuiltInDBCHelp ends the help of a --dbc flag whose default is the
 // car's DBC.
 const BuiltInDBCHelp = "; where the default file is missing, the car's DBC built into candec"
 
@@ -45,7 +45,7 @@ func loadCarDBC(ctx context.Context, files []string, builtIn bool) (db *dbc.Data
 	return db, strings.Join(files, ","), err
 }
 
-// carDBCFlag is a --dbc (dbc.BusFiles) whose default is the car's DBC:
+// CarDBCFlag is a --dbc (dbc.BusFiles) whose default is the car's DBC:
 // the file cardata.DBCFile, or its copy built into candec where the
 // file is missing (outside a clone). A --dbc given replaces the default.
 type CarDBCFlag struct {
@@ -53,7 +53,7 @@ type CarDBCFlag struct {
 	given bool
 }
 
-// carDBCVar adds --dbc to fs, a carDBCFlag.
+// CarDBCVar adds --dbc to fs, a carDBCFlag.
 func CarDBCVar(fs *flag.FlagSet) *CarDBCFlag {
 	f := &CarDBCFlag{files: dbc.BusFiles{All: []string{cardata.DBCFile}}}
 	fs.Var(f, "dbc", DBCHelp+BuiltInDBCHelp)

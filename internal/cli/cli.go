@@ -226,12 +226,12 @@ func isFlagError(err error) bool {
 	return false
 }
 
-// flagSetCreated, set by tests only, sees each flag set a command makes,
+// FlagSetCreated, set by tests only, sees each flag set a command makes,
 // so a test can reach every flag of every command without a list of its
 // own that would miss a new one.
 var FlagSetCreated func(*flag.FlagSet)
 
-// newFlags returns a flag set that reports errors instead of exiting. A
+// NewFlags returns a flag set that reports errors instead of exiting. A
 // parse error is returned, not printed: run prints it once, with the
 // command's name and a pointer to its -h, instead of the whole usage. -h
 // prints the help (synopsis, flags with their defaults) to stdout. A
@@ -284,7 +284,7 @@ func printDefaults(fs *flag.FlagSet) {
 	tmp.PrintDefaults()
 }
 
-// checkArgs checks a command's positional arguments after parsing: want
+// CheckArgs checks a command's positional arguments after parsing: want
 // of them (-1: any number, at least one). An argument that looks like a
 // flag after the first positional one is the common slip of writing
 // flags after the file, which the flag package leaves as arguments.

@@ -78,7 +78,7 @@ func runGenerate(ctx context.Context, e Env, args []string) (err error) {
 	return nil
 }
 
-// interrupted returns err, or when it is ctx's end (a signal) the
+// Interrupted returns err, or when it is ctx's end (a signal) the
 // command's "interrupted" with what it left (then), for a command that
 // would otherwise say "context canceled".
 func Interrupted(ctx context.Context, cmd string, err error, then string) error {

@@ -21,7 +21,7 @@ const (
 	MaxConnectTimeout     = 5 * time.Minute
 )
 
-// brokerFlags defines the connection flags every command that reaches a
+// BrokerFlags defines the connection flags every command that reaches a
 // broker has (brokerflags.AddFlags): --broker, --client-id, --username,
 // --ca-file, --cert-file, --key-file, --keepalive; the password comes
 // from CANDEC_PASSWORD.
@@ -29,7 +29,7 @@ func BrokerFlags(fs *flag.FlagSet, clientID string) *brokerflags.Flags {
 	return brokerflags.AddFlags(fs, mqttclient.DefaultSettings(clientID))
 }
 
-// brokerSettings returns the settings once fs is parsed: the defaults,
+// BrokerSettings returns the settings once fs is parsed: the defaults,
 // the CANDEC_ variables, the flags. A bad one is exit status 2.
 func BrokerSettings(cmd string, f *brokerflags.Flags) (mqttclient.Settings, error) {
 	return settingsFrom(cmd, f, os.Environ())
@@ -43,7 +43,7 @@ func settingsFrom(cmd string, f *brokerflags.Flags, environ []string) (mqttclien
 	return s, nil
 }
 
-// ownBrokerFlags defines the connection flags of demo and bench, which
+// OwnBrokerFlags defines the connection flags of demo and bench, which
 // start a broker of their own unless --broker names one: its default is
 // empty, and its help says what it replaces.
 func OwnBrokerFlags(fs *flag.FlagSet, clientID, brokerHelp string) *brokerflags.Flags {
@@ -54,7 +54,7 @@ func OwnBrokerFlags(fs *flag.FlagSet, clientID, brokerHelp string) *brokerflags.
 	return f
 }
 
-// ownBrokerSettings returns the settings of demo and bench. CANDEC_BROKER
+// OwnBrokerSettings returns the settings of demo and bench. CANDEC_BROKER
 // does not apply: exported for `candec run`, it would send a demo's
 // frames, or a bench's flood, to the car's broker. Without --broker the
 // other connection flags, but --client-id, are an error: the command's

@@ -12,10 +12,10 @@ import (
 // The helpers every command's flags use: range checks that name the flag
 // and exit with status 2, lists, and whether an output is a terminal.
 
-// dbcHelp is the help of every --dbc flag (a dbc.BusFiles).
+// DBCHelp is the help of every --dbc flag (a dbc.BusFiles).
 const DBCHelp = "DBC `[IFACE=]FILE[,FILE]`: for every interface, or with IFACE= for that interface alone, whose frames no other DBC decodes (can0=pt.dbc,can1=adas.dbc; repeatable)"
 
-// firstError returns the first non-nil error.
+// FirstError returns the first non-nil error.
 func FirstError(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {
@@ -25,7 +25,7 @@ func FirstError(errs ...error) error {
 	return nil
 }
 
-// durationIn checks that a duration flag is in [lo, hi].
+// DurationIn checks that a duration flag is in [lo, hi].
 func DurationIn(cmd, flag string, v, lo, hi time.Duration) error {
 	if v < lo || v > hi {
 		return &ExitError{2, fmt.Errorf("%s: %s must be between %v and %v, got %v", cmd, flag, lo, hi, v)}
@@ -33,7 +33,7 @@ func DurationIn(cmd, flag string, v, lo, hi time.Duration) error {
 	return nil
 }
 
-// durationAtLeast checks that a duration flag is at least lo.
+// DurationAtLeast checks that a duration flag is at least lo.
 func DurationAtLeast(cmd, flag string, v, lo time.Duration) error {
 	if v >= lo {
 		return nil
@@ -44,7 +44,7 @@ func DurationAtLeast(cmd, flag string, v, lo time.Duration) error {
 	return &ExitError{2, fmt.Errorf("%s: %s must be positive, got %v", cmd, flag, v)}
 }
 
-// floatIn checks that a number flag is in [lo, hi] (NaN is not).
+// FloatIn checks that a number flag is in [lo, hi] (NaN is not).
 func FloatIn(cmd, flag string, v, lo, hi float64) error {
 	if !(v >= lo && v <= hi) {
 		return &ExitError{2, fmt.Errorf("%s: %s must be between %g and %g, got %g", cmd, flag, lo, hi, v)}
@@ -52,7 +52,7 @@ func FloatIn(cmd, flag string, v, lo, hi float64) error {
 	return nil
 }
 
-// splitList splits a comma-separated flag value, dropping blanks.
+// SplitList splits a comma-separated flag value, dropping blanks.
 func SplitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -63,13 +63,13 @@ func SplitList(s string) []string {
 	return out
 }
 
-// isTerminal reports whether w is a terminal.
+// IsTerminal reports whether w is a terminal.
 func IsTerminal(w any) bool {
 	f, ok := FileOf(w)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// fileOf returns the file w writes to, if it is one: standard output is
+// FileOf returns the file w writes to, if it is one: standard output is
 // wrapped by run to check its writes.
 func FileOf(w any) (*os.File, bool) {
 	if s, ok := w.(*stdoutWriter); ok {
