@@ -106,9 +106,10 @@ func ExitCode(err error) int {
 	return exitFailure
 }
 
-// Execute runs the command of args among cmds. Whatever it writes to standard output
-// is checked: a command (or its help) that could not write all of it
-// fails, with exit status 1, even if it saw no error itself.
+// Execute runs the command of args among cmds. Whatever it writes to
+// standard output is checked: a command (or its help) that could not
+// write all of it fails, with exit status 1, even if it saw no error
+// itself.
 func Execute(ctx context.Context, e Env, cmds []Command, args []string) error {
 	out := &stdoutWriter{w: e.Stdout}
 	e.Stdout = out
