@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestVersionOfBuiltBinary: a binary built from a git checkout names its
-// revision, never "devel".
+// TestVersionOfBuiltBinary: each binary built from a git checkout (the
+// developer's and the car's) names its revision, never "devel".
 func TestVersionOfBuiltBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -28,19 +28,23 @@ func TestVersionOfBuiltBinary(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(strings.TrimSpace(string(top)), ".git")); err != nil || !fi.IsDir() {
 		t.Skip("a linked git worktree: the go command records no revision here")
 	}
-	exe := filepath.Join(t.TempDir(), "candec")
-	if out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", exe, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	out, err := exec.Command(exe, "version").Output()
-	if err != nil {
-		t.Fatalf("candec version: %v", err)
-	}
-	got := string(out)
-	if !strings.Contains(got, "revision "+strings.TrimSpace(string(rev))) {
-		t.Errorf("candec version:\n%s\nwant the revision %s", got, rev)
-	}
-	if first, _, _ := strings.Cut(got, "\n"); strings.Contains(first, "devel") {
-		t.Errorf("first line %q says devel although the revision is known", first)
+	for _, main := range []string{"cmd/candec", "cmd/candec-car"} {
+		exe := filepath.Join(t.TempDir(), "candec")
+		build := exec.Command("go", "build", "-buildvcs=auto", "-o", exe, "./"+main)
+		build.Dir = filepath.Join("..", "..")
+		if out, err := build.CombinedOutput(); err != nil {
+			t.Fatalf("go build ./%s: %v\n%s", main, err, out)
+		}
+		out, err := exec.Command(exe, "version").Output()
+		if err != nil {
+			t.Fatalf("%s: candec version: %v", main, err)
+		}
+		got := string(out)
+		if !strings.Contains(got, "revision "+strings.TrimSpace(string(rev))) {
+			t.Errorf("%s: candec version:\n%s\nwant the revision %s", main, got, rev)
+		}
+		if first, _, _ := strings.Cut(got, "\n"); strings.Contains(first, "devel") {
+			t.Errorf("%s: first line %q says devel although the revision is known", main, first)
+		}
 	}
 }
