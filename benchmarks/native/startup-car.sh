@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# The start of the car's candec against a Go hello world built the same way: the lean build
-# (go build -tags car,lean, /usr/bin/candec in the .deb), the car's build (-tags car, beside it
-# as candec-mqtt) and the developer's: `candec version` and a decode of a one-frame capture, each
-# under `perf stat -r RUNS` (mean task-clock, page faults and wall time), with the ratio to the
-# hello world; and `watch -h`, which the lean build hands to candec-mqtt. Also the size of each
-# binary, as built and stripped (-ldflags='-s -w'). With -k ROUNDS, each program gets ROUNDS
-# `perf stat -r RUNS`, the rounds interleaved, and the table the median of their means: on a busy
-# machine, load that comes and goes then weighs on every program alike.
-# See "The car's build" in README.md in this directory.
+# The start of the car's candec against a Go hello world built the same way: the car's binary
+# (go build ./cmd/candec-car, /usr/bin/candec in the .deb) and the developer's (./cmd/candec):
+# `candec version` and a decode of a one-frame capture, each under `perf stat -r RUNS` (mean
+# task-clock, page faults and wall time), with the ratio to the hello world; and the car's
+# `watch -h`. Also the size of each binary, as built and stripped (-ldflags='-s -w'). With
+# -k ROUNDS, each program gets ROUNDS `perf stat -r RUNS`, the rounds interleaved, and the table the
+# median of their means: on a busy machine, load that comes and goes then weighs on every program
+# alike. See "The car's binary" in README.md in this directory.
 #
 #   startup-car.sh [-n RUNS] [-k ROUNDS]
 #
@@ -24,7 +23,7 @@ while [[ ${1:-} == -n || ${1:-} == -k ]] && [[ $# -ge 2 ]]; do
     shift 2
 done
 if [[ $# -ne 0 ]] || ! [[ $runs =~ ^[1-9][0-9]*$ && $rounds =~ ^[1-9][0-9]*$ ]]; then
-    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 command -v perf > /dev/null || { echo "startup-car.sh: no perf (Debian: apt-get install linux-perf)" >&2; exit 2; }
@@ -44,14 +43,9 @@ func main() { fmt.Println("hello") }
 GO
 printf 'module hello\n\ngo 1.22\n' > "$work/hello/go.mod"
 (cd "$work/hello" && go build -o "$work/hello.bin" . && go build -ldflags='-s -w' -o "$work/hello.stripped" .)
-# The lean build runs watch as the candec-mqtt beside it: the pair as the .deb installs it.
-mkdir "$work/lean"
 (cd "$root" &&
-    go build -tags car,lean -o "$work/lean/candec" ./cmd/candec &&
-    go build -tags car -o "$work/lean/candec-mqtt" ./cmd/candec &&
-    go build -tags car,lean -ldflags='-s -w' -o "$work/lean.stripped" ./cmd/candec &&
-    go build -tags car -o "$work/car.bin" ./cmd/candec &&
-    go build -tags car -ldflags='-s -w' -o "$work/car.stripped" ./cmd/candec &&
+    go build -o "$work/car.bin" ./cmd/candec-car &&
+    go build -ldflags='-s -w' -o "$work/car.stripped" ./cmd/candec-car &&
     go build -o "$work/dev.bin" ./cmd/candec &&
     go build -ldflags='-s -w' -o "$work/dev.stripped" ./cmd/candec)
 head -n 1 "$root/testdata/idle.log" > "$work/one.log"
@@ -74,9 +68,6 @@ add() {
     cmds+=("$(printf '%q ' "$@")")
 }
 add "Go hello world" "$work/hello.bin"
-add "lean: candec version" "$work/lean/candec" version
-add "lean: candec decode, one frame" "$work/lean/candec" decode --dbc "$dbc" "$work/one.log"
-add "lean: candec watch -h (runs candec-mqtt)" "$work/lean/candec" watch -h
 add "car: candec version" "$work/car.bin" version
 add "car: candec decode, one frame" "$work/car.bin" decode --dbc "$dbc" "$work/one.log"
 add "car: candec watch -h" "$work/car.bin" watch -h
@@ -108,7 +99,6 @@ done
 echo
 echo "| binary | size | stripped |"
 echo "|---|---:|---:|"
-cp "$work/lean/candec" "$work/lean.bin"
-for b in hello lean car dev; do
+for b in hello car dev; do
     printf '| %s | %s | %s |\n' "$b" "$(stat -c %s "$work/$b.bin" | numfmt --to=iec)" "$(stat -c %s "$work/$b.stripped" | numfmt --to=iec)"
 done

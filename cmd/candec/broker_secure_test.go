@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -15,6 +13,7 @@ import (
 
 	"github.com/yukart/candec/benchmarks"
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/mqttclient"
 )
 
@@ -101,7 +100,7 @@ func runBroker(t *testing.T, c brokerCommand, conn ...string) (string, string, e
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	start := time.Now()
-	err := run(ctx, env{strings.NewReader(""), &stdout, &stderr}, args)
+	err := run(ctx, cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}, args)
 	if d := time.Since(start); d > limit {
 		t.Errorf("%s took %v, want at most %v", c.name, d.Round(time.Millisecond), limit)
 	} else {
@@ -222,8 +221,8 @@ func TestBrokerFailures(t *testing.T) {
 func oneLine(t *testing.T, err error, want string) {
 	t.Helper()
 	t.Logf("error: %v", err)
-	if err == nil || exitCode(err) == 0 || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), want) {
-		t.Errorf("got %q (exit %d), want one line saying %q and a non-zero exit", err, exitCode(err), want)
+	if err == nil || cli.ExitCode(err) == 0 || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), want) {
+		t.Errorf("got %q (exit %d), want one line saying %q and a non-zero exit", err, cli.ExitCode(err), want)
 	}
 }
 
@@ -259,7 +258,7 @@ func TestBrokerReadRightSilent(t *testing.T) {
 		seen   bool
 	}{{"open/#", true}, {"secret/#", false}} {
 		var stdout, stderr bytes.Buffer
-		err := run(ctx, env{nil, &stdout, &stderr}, []string{"watch", "--broker", b.URL, "--username", "car", "--ca-file", b.CAFile, "--duration", "1s", "--json", tc.filter})
+		err := run(ctx, cli.Env{Stdin: nil, Stdout: &stdout, Stderr: &stderr}, []string{"watch", "--broker", b.URL, "--username", "car", "--ca-file", b.CAFile, "--duration", "1s", "--json", tc.filter})
 		if err != nil && !strings.Contains(err.Error(), "refused the subscription") {
 			t.Fatalf("watch %s: %v\n%s", tc.filter, err, stderr.String())
 		}

@@ -8,87 +8,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yukart/candec/internal/outformat"
+	"github.com/yukart/candec/internal/cli"
 )
 
-// carCommands are the commands of the car's build (-tags car): what runs
-// on the car, and nothing of the developer's lab.
+// carCommands are the commands of the car's binary (cmd/candec-car):
+// what runs on the car, and nothing of the developer's lab.
 var carCommands = []string{"run", "decode", "convert", "dbc", "replay", "watch", "generate", "version"}
 
-// siblingCommands are the commands that the lean build (-tags
-// car,lean) hands to its sibling, candec-mqtt: their tests run in the
-// car's build, whose binary the sibling is.
-var siblingCommands = []string{"run", "replay", "watch"}
-
-// inBuild says whether this build has the command called name, in
-// process: in the lean build, not the sibling's.
-func inBuild(name string) bool {
-	c, ok := lookup(name)
-	return ok && c.run != nil && !(leanBuild && slices.Contains(siblingCommands, name))
-}
-
-// inBuildArgs says whether this build has what args ask for: the
-// command, and decode's output format or lake.
-func inBuildArgs(args []string) bool {
-	if len(args) == 0 || !inBuild(args[0]) {
-		return false
-	}
-	for i, a := range args {
-		if a == "--out-dir" {
-			if _, ok := outformat.LakeFormat(); !ok {
-				return false
-			}
-		}
-		if a == "--format" && i+1 < len(args) {
-			if _, err := outformat.Lookup(args[i+1]); err != nil {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// needParquet skips a test of the Parquet outputs in a build without
-// them (the car's).
-func needParquet(t *testing.T) {
+// usageList returns the commands that 'candec -h' of the table cmds
+// lists.
+func usageList(t *testing.T, cmds []cli.Command) []string {
 	t.Helper()
-	if _, err := outformat.Lookup("parquet"); err != nil {
-		t.Skipf("no Parquet in this build: %v", err)
-	}
-}
-
-// checkAbsent checks that the command called name, left out of this
-// build, says so when it is run or its help asked for: exit status 2,
-// naming the build that has it.
-func checkAbsent(t *testing.T, name string) {
-	t.Helper()
-	for _, args := range [][]string{{name}, {name, "-h"}, {"help", name}} {
-		var out, errOut strings.Builder
-		err := run(context.Background(), env{strings.NewReader(""), &out, &errOut}, args)
-		if got := exitCode(err); got != exitUsage || err == nil || !strings.Contains(err.Error(), name+" is not in this build") || !strings.Contains(err.Error(), "developer's build") {
-			t.Errorf("candec %s: got exit status %d (%v), want %d and %q", strings.Join(args, " "), got, err, exitUsage, name+" is not in this build (the car's); use the developer's build")
-		}
-		if out.Len() > 0 {
-			t.Errorf("candec %s: got output %q, want none", strings.Join(args, " "), out.String())
-		}
-	}
-}
-
-// TestBuildCommands: 'candec -h' lists the commands of this build and no
-// other: in the car's build (-tags car) exactly carCommands, in the
-// developer's every command. A command left out says so.
-func TestBuildCommands(t *testing.T) {
-	var want []string
-	for _, c := range commands {
-		if !carBuild || slices.Contains(carCommands, c.name) {
-			want = append(want, c.name)
-		}
-	}
-	if carBuild && len(want) != len(carCommands) {
-		t.Fatalf("the commands list has %v of the car's %v", want, carCommands)
-	}
 	var out strings.Builder
-	if err := run(context.Background(), env{strings.NewReader(""), &out, &strings.Builder{}}, []string{"-h"}); err != nil {
+	if err := cli.Execute(context.Background(), cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &strings.Builder{}}, cmds, []string{"-h"}); err != nil {
 		t.Fatal(err)
 	}
 	_, list, _ := strings.Cut(out.String(), "Commands:\n")
@@ -99,20 +31,44 @@ func TestBuildCommands(t *testing.T) {
 			got = append(got, f[0])
 		}
 	}
-	if !slices.Equal(got, want) {
+	return got
+}
+
+// TestBuildCommands: 'candec -h' lists every command of the developer's
+// binary, in the table's order, and the car's binary's table (cli.Car)
+// exactly carCommands, each the same entry as the developer's; a
+// developer's command is unknown to the car's binary (exit status 2).
+func TestBuildCommands(t *testing.T) {
+	var want []string
+	for _, c := range commands {
+		want = append(want, c.Name)
+	}
+	if got := usageList(t, commands); !slices.Equal(got, want) {
 		t.Errorf("candec -h lists %v, want %v", got, want)
 	}
+	if got := usageList(t, cli.Car); !slices.Equal(got, carCommands) {
+		t.Errorf("the car's candec -h lists %v, want %v", got, carCommands)
+	}
+	for _, c := range cli.Car {
+		if !slices.ContainsFunc(commands, func(d cli.Command) bool { return d.Name == c.Name && d.Summary == c.Summary }) {
+			t.Errorf("the car's %s is not the developer's binary's entry", c.Name)
+		}
+	}
 	for _, c := range commands {
-		if !slices.Contains(want, c.name) {
-			checkAbsent(t, c.name)
+		if !slices.Contains(carCommands, c.Name) {
+			var out strings.Builder
+			err := cli.Execute(context.Background(), cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &strings.Builder{}}, cli.Car, []string{c.Name})
+			if cli.ExitCode(err) != 2 || err == nil || !strings.Contains(err.Error(), "unknown command") || out.Len() > 0 {
+				t.Errorf("the car's candec %s: got %v (status %d), output %q; want status 2, unknown command, no output", c.Name, err, cli.ExitCode(err), out.String())
+			}
 		}
 	}
 }
 
-// TestBuildDecodeFormats: decode's Parquet outputs (--format parquet,
-// --out-dir) work in the developer's build; the car's build has no
-// Parquet, and says so with exit status 2 before it writes anything,
-// while JSON and CSV work in both.
+// TestBuildDecodeFormats: decode's outputs (--format json, csv, parquet,
+// --out-dir) all work in the developer's binary, which links the
+// Parquet row; the car's refusal of it is internal/cli's
+// TestCarDecodeFormats.
 func TestBuildDecodeFormats(t *testing.T) {
 	dir := t.TempDir()
 	capture := filepath.Join(dir, "idle.log")
@@ -125,32 +81,21 @@ func TestBuildDecodeFormats(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name    string
-		args    []string
-		out     string // written by a build that has the format
-		carWant string // the car build's error
+		name string
+		args []string
+		out  string
 	}{
-		{"json", []string{"--format", "json", "-o", filepath.Join(dir, "o.jsonl")}, "o.jsonl", ""},
-		{"csv", []string{"--format", "csv", "-o", filepath.Join(dir, "o.csv")}, "o.csv", ""},
-		{"parquet", []string{"--format", "parquet", "-o", filepath.Join(dir, "o.parquet")}, "o.parquet", "decode: --format parquet is not in this build (the car's); use the developer's build"},
-		{"lake", []string{"--out-dir", filepath.Join(dir, "lake")}, "lake", "decode: --out-dir: no format of this build writes a lake"},
+		{"json", []string{"--format", "json", "-o", filepath.Join(dir, "o.jsonl")}, "o.jsonl"},
+		{"csv", []string{"--format", "csv", "-o", filepath.Join(dir, "o.csv")}, "o.csv"},
+		{"parquet", []string{"--format", "parquet", "-o", filepath.Join(dir, "o.parquet")}, "o.parquet"},
+		{"lake", []string{"--out-dir", filepath.Join(dir, "lake")}, "lake"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			args := append(append([]string{"decode", "--dbc", yukartDBC}, tt.args...), capture)
-			err := run(context.Background(), env{strings.NewReader(""), &strings.Builder{}, &strings.Builder{}}, args)
-			_, statErr := os.Stat(filepath.Join(dir, tt.out))
-			if !carBuild || tt.carWant == "" {
-				if err != nil || statErr != nil {
-					t.Errorf("candec %s: got %v (%v), want %s written", strings.Join(args, " "), err, statErr, tt.out)
-				}
-				return
-			}
-			if exitCode(err) != exitUsage || !strings.Contains(err.Error(), tt.carWant) {
-				t.Errorf("candec %s: got %v (status %d), want status 2 with %q", strings.Join(args, " "), err, exitCode(err), tt.carWant)
-			}
-			if statErr == nil {
-				t.Errorf("candec %s: %s written, want nothing", strings.Join(args, " "), tt.out)
+			err := run(context.Background(), cli.Env{Stdin: strings.NewReader(""), Stdout: &strings.Builder{}, Stderr: &strings.Builder{}}, args)
+			if _, statErr := os.Stat(filepath.Join(dir, tt.out)); err != nil || statErr != nil {
+				t.Errorf("candec %s: got %v (%v), want %s written", strings.Join(args, " "), err, statErr, tt.out)
 			}
 		})
 	}

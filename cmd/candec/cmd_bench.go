@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -17,6 +15,7 @@ import (
 	"github.com/yukart/candec/benchmarks/scenario"
 	"github.com/yukart/candec/internal/buildinfo"
 	"github.com/yukart/candec/internal/chart"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/progress"
 	"github.com/yukart/candec/mqttclient"
@@ -26,18 +25,18 @@ import (
 // files.
 const hostEnv = "CANDEC_BENCH_HOST"
 
-func runBench(ctx context.Context, e env, args []string) error {
+func runBench(ctx context.Context, e cli.Env, args []string) error {
 	if len(args) > 0 && args[0] == "summary" {
 		return runBenchSummary(e, args[1:])
 	}
-	fs := newFlags(e, "bench", "[flags]  |  candec bench summary [flags]")
+	fs := cli.NewFlags(e, "bench", "[flags]  |  candec bench summary [flags]")
 	file := fs.String("scenarios", "benchmarks/scenarios.yaml", "scenarios `FILE`")
 	profile := fs.String("profile", "smoke", "profile to run (smoke, mix, full, stress) or one scenario's name")
 	repeat := fs.Int("repeat", 1, fmt.Sprintf("run the profile `N` times, 1 to %d (3 for a baseline: the summary takes medians of three)", maxRepeat))
 	duration := fs.Duration("duration", 0, "measured window of every run, > 0 (default: the scenarios file's)")
 	warmup := fs.Duration("warmup", 0, "warm-up of every run, > 0 (default: the scenarios file's)")
 	windowSubs := fs.Bool("window-subscribers", false, "put the envelope subscribers on the window stream in every run")
-	conn := ownBrokerFlags(fs, benchmarks.DefaultClientID, "use the broker at `URL` instead of a private mosquitto (never needed for a baseline)")
+	conn := cli.OwnBrokerFlags(fs, benchmarks.DefaultClientID, "use the broker at `URL` instead of a private mosquitto (never needed for a baseline)")
 	brokerPID := fs.Int("broker-pid", 0, "`PID` of the --broker (> 0), to measure its CPU")
 	results := fs.String("results", "", "results `DIR` (default: results/ beside the scenarios file)")
 	noResults := fs.Bool("no-results", false, "print the result lines only; append them to no file")
@@ -51,7 +50,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return &exitError{2, fmt.Errorf("bench: unexpected argument %q", fs.Arg(0))}
+		return cli.Exit(2, fmt.Errorf("bench: unexpected argument %q", fs.Arg(0)))
 	}
 	if err := checkFleetFlags(fs, ff); err != nil {
 		return err
@@ -59,7 +58,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 	if *ff.cars > 0 {
 		return runFleet(ctx, e, ff, fleetArgs{*duration, *warmup, *workDir, *results, *noResults, *host})
 	}
-	broker, err := ownBrokerSettings("bench", conn)
+	broker, err := cli.OwnBrokerSettings("bench", conn)
 	if err != nil {
 		return err
 	}
@@ -83,7 +82,7 @@ func runBench(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if *planOnly {
-		return scenario.WritePlan(e.stdout, *profile, runs, *repeat)
+		return scenario.WritePlan(e.Stdout, *profile, runs, *repeat)
 	}
 	cfg, err := benchConfig(e, broker, *brokerPID, h, *workDir)
 	if err != nil {
@@ -98,10 +97,10 @@ func runBench(ctx context.Context, e env, args []string) error {
 	for range *repeat {
 		all = append(all, runs...)
 	}
-	fmt.Fprintf(e.stderr, "candec bench: profile %s, %d runs, about %v\n", *profile, len(all), scenario.Estimate(all, 1).Round(1e9))
+	fmt.Fprintf(e.Stderr, "candec bench: profile %s, %d runs, about %v\n", *profile, len(all), scenario.Estimate(all, 1).Round(1e9))
 	_, err = benchmarks.Run(ctx, cfg, all)
 	if errors.Is(err, benchmarks.ErrWarnings) {
-		return &exitError{3, err}
+		return cli.Exit(3, err)
 	}
 	return err
 }
@@ -117,7 +116,7 @@ func resultsDir(flagValue, scenarios string) string {
 // benchConfig is the bench's configuration: this binary as the decoder
 // and the replay, broker (with its PID when measured), host h, the logs
 // kept in workDir, the output and the progress on e.
-func benchConfig(e env, broker mqttclient.Settings, brokerPID int, h, workDir string) (benchmarks.Config, error) {
+func benchConfig(e cli.Env, broker mqttclient.Settings, brokerPID int, h, workDir string) (benchmarks.Config, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return benchmarks.Config{}, fmt.Errorf("bench: find the candec binary: %w", err)
@@ -128,9 +127,9 @@ func benchConfig(e env, broker mqttclient.Settings, brokerPID int, h, workDir st
 		BrokerPID: brokerPID,
 		Host:      h,
 		WorkDir:   workDir,
-		Out:       e.stdout,
-		Log:       e.stderr,
-		Progress:  progress.New(e.stderr, isTerminal(e.stderr)),
+		Out:       e.Stdout,
+		Log:       e.Stderr,
+		Progress:  progress.New(e.Stderr, cli.IsTerminal(e.Stderr)),
 		Versions:  report.Versions{Candec: buildinfo.Read().Short()},
 	}, nil
 }
@@ -158,7 +157,7 @@ func benchPlan(file, profile string, o scenario.Overrides) ([]scenario.Run, erro
 	}
 	runs, err := f.Plan(profile, o)
 	if err != nil {
-		return nil, &exitError{2, err}
+		return nil, cli.Exit(2, err)
 	}
 	return runs, nil
 }
@@ -201,8 +200,8 @@ const summaryProfile = "mix"
 // writeMarkdown writes the baseline; tests replace it to make it fail.
 var writeMarkdown = report.WriteMarkdown
 
-func runBenchSummary(e env, args []string) error {
-	fs := newFlags(e, "bench summary", "[flags]")
+func runBenchSummary(e cli.Env, args []string) error {
+	fs := cli.NewFlags(e, "bench summary", "[flags]")
 	file := fs.String("scenarios", "benchmarks/scenarios.yaml", "scenarios `FILE` (row order and the report's figures)")
 	profile := fs.String("profile", summaryProfile, "summarise only the runs of this `PROFILE` (as bench --profile named it); runs of other profiles in the same files are left out")
 	results := fs.String("results", "", "results `DIR` (default: results/ beside the scenarios file)")
@@ -214,7 +213,7 @@ func runBenchSummary(e env, args []string) error {
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
-		return &exitError{2, fmt.Errorf("bench summary: unexpected argument %q", fs.Arg(0))}
+		return cli.Exit(2, fmt.Errorf("bench summary: unexpected argument %q", fs.Arg(0)))
 	}
 	if *last < 1 {
 		return badFlag("bench summary", "last", fmt.Sprint(*last), "must be at least 1")
@@ -249,10 +248,10 @@ func runBenchSummary(e env, args []string) error {
 		return err
 	}
 	if path != "-" {
-		fmt.Fprintf(e.stderr, "wrote %s (%d scenarios of profile %s)\n", path, len(s.Rows), *profile)
+		fmt.Fprintf(e.Stderr, "wrote %s (%d scenarios of profile %s)\n", path, len(s.Rows), *profile)
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintln(e.stderr, "warning:", w)
+		fmt.Fprintln(e.Stderr, "warning:", w)
 	}
 	return nil
 }
@@ -293,11 +292,11 @@ func summarize(file, dir, h, profile string, last int) (report.Summary, map[stri
 // and its charts beside it, none of which may be one of inputs. All are
 // written aside first and put in place only once every one is whole: a
 // failure leaves the old baseline with its old charts.
-func writeSummary(e env, path string, s report.Summary, meta report.Meta, inputs []string) error {
-	w, err := outfile.Create(path, e.stdout, inputs...)
+func writeSummary(e cli.Env, path string, s report.Summary, meta report.Meta, inputs []string) error {
+	w, err := outfile.Create(path, e.Stdout, inputs...)
 	if err != nil {
 		if errors.Is(err, outfile.ErrSameFile) {
-			return &exitError{2, fmt.Errorf("bench summary: %w", err)}
+			return cli.Exit(2, fmt.Errorf("bench summary: %w", err))
 		}
 		return fmt.Errorf("bench summary: %w", err)
 	}
@@ -321,7 +320,7 @@ func writeSummary(e env, path string, s report.Summary, meta report.Meta, inputs
 		if err := c.Commit(); err != nil {
 			return fmt.Errorf("bench summary: %w", err)
 		}
-		fmt.Fprintf(e.stderr, "wrote %s\n", c.Name())
+		fmt.Fprintf(e.Stderr, "wrote %s\n", c.Name())
 	}
 	if err := w.Commit(); err != nil {
 		return fmt.Errorf("bench summary: %w", err)
@@ -332,16 +331,16 @@ func writeSummary(e env, path string, s report.Summary, meta report.Meta, inputs
 // writeCharts writes the summary's charts, to be put beside the
 // baseline at path as <baseline>-<chart>.svg, and returns them
 // uncommitted with their names relative to the baseline.
-func writeCharts(e env, path string, s report.Summary, refs map[string]*scenario.Reference, inputs []string) ([]*outfile.File, map[string]string, error) {
+func writeCharts(e cli.Env, path string, s report.Summary, refs map[string]*scenario.Reference, inputs []string) ([]*outfile.File, map[string]string, error) {
 	stem := strings.TrimSuffix(path, filepath.Ext(path))
 	var files []*outfile.File
 	names := map[string]string{}
 	for _, c := range report.Charts(s, refs) {
 		name := stem + "-" + c.Name + ".svg"
-		w, err := outfile.Create(name, e.stdout, inputs...)
+		w, err := outfile.Create(name, e.Stdout, inputs...)
 		if err != nil {
 			if errors.Is(err, outfile.ErrSameFile) {
-				err = &exitError{2, fmt.Errorf("bench summary: %w", err)}
+				err = cli.Exit(2, fmt.Errorf("bench summary: %w", err))
 			} else {
 				err = fmt.Errorf("bench summary: %w", err)
 			}
@@ -373,7 +372,7 @@ func summaryCommand(fs *flag.FlagSet, profile, host string) string {
 // badFlag is the error of a flag value out of its range: exit status 2,
 // naming the command, the flag, the value and what is allowed.
 func badFlag(cmd, name, value, allowed string) error {
-	return &exitError{2, fmt.Errorf("%s: --%s %s: %s", cmd, name, value, allowed)}
+	return cli.Exit(2, fmt.Errorf("%s: --%s %s: %s", cmd, name, value, allowed))
 }
 
 // hostName returns the host name for result files: flag, then
@@ -404,7 +403,7 @@ func checkHost(cmd, h string) (string, error) {
 		}
 	}
 	if !ok {
-		return "", &exitError{2, fmt.Errorf("%s: host %q: must be letters, digits, '-', '_' and '.', not starting with '.' or '-' (--host or $%s)", cmd, h, hostEnv)}
+		return "", cli.Exit(2, fmt.Errorf("%s: host %q: must be letters, digits, '-', '_' and '.', not starting with '.' or '-' (--host or $%s)", cmd, h, hostEnv))
 	}
 	return h, nil
 }

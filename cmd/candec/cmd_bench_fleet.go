@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -16,6 +14,7 @@ import (
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/buildinfo"
 	"github.com/yukart/candec/internal/cardata"
+	"github.com/yukart/candec/internal/cli"
 )
 
 // fleetFlags are bench's flags of a fleet run (--fleet N).
@@ -32,7 +31,7 @@ func addFleetFlags(fs *flag.FlagSet) fleetFlags {
 		cars:    fs.Int("fleet", 0, "run the fleet bench instead of a profile: `N` simulated cars through a broker into --ingests instances of candec ingest (docs/fleet.md)"),
 		ingests: fs.Int("ingests", 1, "with --fleet: `M` candec ingest instances sharing the fleet ($share), 1 to 8"),
 		capture: fs.String("fleet-capture", cardata.CaptureFile, "with --fleet: the capture every car replays, from a starting frame of its own; where the default file is missing, the idle capture built into candec"),
-		dbc:     fs.String("fleet-dbc", cardata.DBCFile, "with --fleet: the cars' DBC, which the ingests decode with too"+builtInDBCHelp),
+		dbc:     fs.String("fleet-dbc", cardata.DBCFile, "with --fleet: the cars' DBC, which the ingests decode with too"+cli.BuiltInDBCHelp),
 		seed:    fs.Uint64("seed", 1, "with --fleet: the seed of the cars' variations"),
 		window:  fs.Duration("fleet-window", 10*time.Millisecond, "with --fleet: the cars' window_period, the window stream's window, 1ms to 10s"),
 		rollAge: fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
@@ -68,9 +67,9 @@ func checkFleetFlags(fs *flag.FlagSet, f fleetFlags) error {
 	for _, name := range other {
 		if set[name] {
 			if *f.cars > 0 {
-				return &exitError{2, fmt.Errorf("bench: --%s is a profile's flag, not the fleet bench's (--fleet)", name)}
+				return cli.Exit(2, fmt.Errorf("bench: --%s is a profile's flag, not the fleet bench's (--fleet)", name))
 			}
-			return &exitError{2, fmt.Errorf("bench: --%s needs --fleet N", name)}
+			return cli.Exit(2, fmt.Errorf("bench: --%s needs --fleet N", name))
 		}
 	}
 	switch {
@@ -95,7 +94,7 @@ type fleetArgs struct {
 }
 
 // runFleet checks the shared flags and runs the fleet bench.
-func runFleet(ctx context.Context, e env, f fleetFlags, a fleetArgs) error {
+func runFleet(ctx context.Context, e cli.Env, f fleetFlags, a fleetArgs) error {
 	if a.duration < 0 {
 		return badFlag("bench", "duration", a.duration.String(), "a duration > 0")
 	}
@@ -116,7 +115,7 @@ func runFleet(ctx context.Context, e env, f fleetFlags, a fleetArgs) error {
 }
 
 // runFleetBench runs one fleet run and prints and records its result.
-func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup time.Duration, workDir, resultsDir, host string) error {
+func runFleetBench(ctx context.Context, e cli.Env, f fleetFlags, duration, warmup time.Duration, workDir, resultsDir, host string) error {
 	if duration == 0 {
 		duration = 20 * time.Second
 	}
@@ -131,8 +130,8 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 		return err
 	}
 	if need := int64(*f.cars) * int64((duration+warmup).Seconds()+1) * carBytesPerSec; need > maxDriveBytes {
-		return &exitError{2, fmt.Errorf("bench: %d cars for %v hold about %.1f GB of windows, made before the run (at most %d GB): fewer cars or a shorter --duration",
-			*f.cars, duration+warmup, float64(need)/1e9, maxDriveBytes>>30)}
+		return cli.Exit(2, fmt.Errorf("bench: %d cars for %v hold about %.1f GB of windows, made before the run (at most %d GB): fewer cars or a shorter --duration",
+			*f.cars, duration+warmup, float64(need)/1e9, maxDriveBytes>>30))
 	}
 	dir, keep, err := fleetDir(workDir)
 	if err != nil {
@@ -152,9 +151,9 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 		}
 		return err
 	}
-	fmt.Fprintf(e.stderr, "candec bench: fleet of %d cars into %d ingests, %v + %v warm-up, in %s\n", len(cars), *f.ingests, duration, warmup, dir)
+	fmt.Fprintf(e.Stderr, "candec bench: fleet of %d cars into %d ingests, %v + %v warm-up, in %s\n", len(cars), *f.ingests, duration, warmup, dir)
 	res, err := fleet.Run(ctx, fleet.Config{Exe: exe, DBC: dbcPath, Cars: cars, Ingests: *f.ingests,
-		Warmup: warmup, Duration: duration, Dir: dir, RollAge: *f.rollAge, Log: e.stderr})
+		Warmup: warmup, Duration: duration, Dir: dir, RollAge: *f.rollAge, Log: e.Stderr})
 	if err != nil {
 		return fmt.Errorf("bench: fleet: %w (its files are in %s)", err, dir)
 	}
@@ -163,7 +162,7 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 	}
 	rec := fleet.Record{Result: *res, Host: host, Version: buildinfo.Read().Short(), Time: time.Now().UTC(),
 		Capture: *f.capture, DBC: *f.dbc, Seed: *f.seed, Window: *f.window, RollAge: *f.rollAge, Cores: runtime.NumCPU()}
-	fleet.WriteTable(e.stdout, &rec)
+	fleet.WriteTable(e.Stdout, &rec)
 	if resultsDir == "" {
 		return nil
 	}
@@ -171,7 +170,7 @@ func runFleetBench(ctx context.Context, e env, f fleetFlags, duration, warmup ti
 	if err := fleet.Append(path, &rec); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stderr, "candec bench: appended to %s\n", path)
+	fmt.Fprintf(e.Stderr, "candec bench: appended to %s\n", path)
 	return nil
 }
 
@@ -202,7 +201,7 @@ func fleetDefaults(f fleetFlags, dir string) (fleetFlags, error) {
 }
 
 // makeCars makes the fleet's drives before the run, on every core.
-func makeCars(ctx context.Context, e env, f fleetFlags, drive time.Duration) ([]fleet.Car, error) {
+func makeCars(ctx context.Context, e cli.Env, f fleetFlags, drive time.Duration) ([]fleet.Car, error) {
 	files, err := fleetDBCFiles(*f.dbc)
 	if err != nil {
 		return nil, err
@@ -225,7 +224,7 @@ func makeCars(ctx context.Context, e env, f fleetFlags, drive time.Duration) ([]
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(e.stderr, "candec bench: %d drives of %v made in %v\n", len(cars), drive, time.Since(t0).Round(time.Millisecond))
+	fmt.Fprintf(e.Stderr, "candec bench: %d drives of %v made in %v\n", len(cars), drive, time.Since(t0).Round(time.Millisecond))
 	return cars, nil
 }
 
@@ -249,10 +248,10 @@ func fleetDir(workDir string) (string, bool, error) {
 func fleetDBCFiles(v string) (dbc.BusFiles, error) {
 	var files dbc.BusFiles
 	if err := files.Set(v); err != nil {
-		return files, &exitError{2, fmt.Errorf("bench: --fleet-dbc: %w", err)}
+		return files, cli.Exit(2, fmt.Errorf("bench: --fleet-dbc: %w", err))
 	}
 	if len(files.Interfaces) > 0 {
-		return files, &exitError{2, fmt.Errorf("bench: --fleet-dbc %s: the fleet's cars send one bus: give its DBC as FILE[,FILE], not IFACE=FILE", v)}
+		return files, cli.Exit(2, fmt.Errorf("bench: --fleet-dbc %s: the fleet's cars send one bus: give its DBC as FILE[,FILE], not IFACE=FILE", v))
 	}
 	return files, nil
 }

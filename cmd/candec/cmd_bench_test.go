@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -15,6 +13,7 @@ import (
 
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/internal/chart/charttest"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/outfile"
 )
 
@@ -22,7 +21,7 @@ const scenariosFile = "../../benchmarks/scenarios.yaml"
 
 func TestBenchPlanOnly(t *testing.T) {
 	var out bytes.Buffer
-	err := run(context.Background(), env{nil, &out, &bytes.Buffer{}},
+	err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &bytes.Buffer{}},
 		[]string{"bench", "--scenarios", scenariosFile, "--profile", "mix", "--repeat", "3", "--plan-only"})
 	if err != nil {
 		t.Fatal(err)
@@ -32,10 +31,10 @@ func TestBenchPlanOnly(t *testing.T) {
 			t.Errorf("plan lacks %q:\n%s", want, out.String())
 		}
 	}
-	err = run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}},
+	err = run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}},
 		[]string{"bench", "--scenarios", scenariosFile, "--profile", "nope", "--plan-only"})
-	if err == nil || exitCode(err) != 2 {
-		t.Errorf("unknown profile: %v (exit %d), want exit status 2", err, exitCode(err))
+	if err == nil || cli.ExitCode(err) != 2 {
+		t.Errorf("unknown profile: %v (exit %d), want exit status 2", err, cli.ExitCode(err))
 	}
 }
 
@@ -50,7 +49,7 @@ func TestBenchSummary(t *testing.T) {
 		}
 	}
 	var stderr bytes.Buffer
-	err := run(context.Background(), env{nil, &bytes.Buffer{}, &stderr},
+	err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &stderr},
 		[]string{"bench", "summary", "--scenarios", scenariosFile, "--results", dir, "--host", "desk"})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +73,7 @@ func TestBenchSummary(t *testing.T) {
 		}
 		charttest.Check(t, svg, "car-8-50hz")
 	}
-	err = run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}},
+	err = run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}},
 		[]string{"bench", "summary", "--scenarios", scenariosFile, "--results", dir, "--host", "other"})
 	if err == nil {
 		t.Error("summary of a host without results: nil error, want one")
@@ -128,7 +127,7 @@ func TestBenchSummaryProfile(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
 			args := append([]string{"bench", "summary", "--scenarios", scenariosFile, "--results", dir, "--host", "desk", "-o", "-"}, tt.args...)
-			err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, args)
+			err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &bytes.Buffer{}}, args)
 			if tt.wantError != "" {
 				if err == nil || err.Error() != tt.wantError {
 					t.Fatalf("got error %v, want %q", err, tt.wantError)
@@ -199,14 +198,14 @@ func TestBenchSummaryOutput(t *testing.T) {
 			if o := tt.out(dir); o != "" {
 				args = append(args, "-o", o)
 			}
-			err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, args)
+			err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, args)
 			switch {
 			case tt.wantErr == nil && err != nil:
 				t.Fatalf("got error %v, want none", err)
 			case tt.wantErr != nil && (err == nil || !errors.Is(err, tt.wantErr) && !strings.Contains(err.Error(), tt.wantErr.Error())):
 				t.Fatalf("got error %v, want %v", err, tt.wantErr)
-			case err != nil && exitCode(err) != tt.wantExit:
-				t.Errorf("got exit status %d, want %d", exitCode(err), tt.wantExit)
+			case err != nil && cli.ExitCode(err) != tt.wantExit:
+				t.Errorf("got exit status %d, want %d", cli.ExitCode(err), tt.wantExit)
 			}
 			after := snapshot(t, dir)
 			for name, b := range before {
@@ -289,15 +288,15 @@ func TestBenchFlagRanges(t *testing.T) {
 		if args[1] != "summary" {
 			args = append(args, "--scenarios", scenariosFile, "--plan-only")
 		}
-		err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, args)
+		err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, args)
 		switch {
 		case tt.want == "" && err != nil:
 			t.Errorf("%v: got %v, want it accepted", tt.args, err)
 		case tt.want == "":
 		case err == nil:
 			t.Errorf("%v: got no error, want %q", tt.args, tt.want)
-		case err.Error() != tt.want || exitCode(err) != 2:
-			t.Errorf("%v: got %q (exit %d), want %q (exit 2)", tt.args, err, exitCode(err), tt.want)
+		case err.Error() != tt.want || cli.ExitCode(err) != 2:
+			t.Errorf("%v: got %q (exit %d), want %q (exit 2)", tt.args, err, cli.ExitCode(err), tt.want)
 		}
 	}
 }
@@ -318,7 +317,7 @@ func TestHostName(t *testing.T) {
 
 func TestTuneCommand(t *testing.T) {
 	var out bytes.Buffer
-	err := run(context.Background(), env{nil, &out, &bytes.Buffer{}},
+	err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &bytes.Buffer{}},
 		[]string{"tune", "--dbc", "../../testdata/mix8.dbc", "--policy", "../../benchmarks/policies/cap-20hz.yaml", "--subscribers", "5", "--top", "3", "../../testdata/idle.log"})
 	if err != nil {
 		t.Fatal(err)
@@ -328,8 +327,8 @@ func TestTuneCommand(t *testing.T) {
 			t.Errorf("tune output lacks %q:\n%s", want, out.String())
 		}
 	}
-	err = run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"tune"})
-	if err == nil || exitCode(err) != 2 {
+	err = run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, []string{"tune"})
+	if err == nil || cli.ExitCode(err) != 2 {
 		t.Errorf("tune without a capture: %v, want exit status 2", err)
 	}
 }
@@ -347,9 +346,9 @@ func TestBenchEmptyScenarios(t *testing.T) {
 		{os.DevNull, "--scenarios: scenario: " + os.DevNull + " is a device, not a regular file"},
 	} {
 		for _, args := range [][]string{{"bench", "--plan-only"}, {"bench", "summary"}} {
-			err := run(context.Background(), env{nil, io.Discard, io.Discard}, append(args, "--scenarios", tt.file))
-			if exitCode(err) != 1 || err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("candec %s --scenarios %s: got %v (status %d), want status 1 with %q", strings.Join(args, " "), tt.file, err, exitCode(err), tt.want)
+			err := run(context.Background(), cli.Env{Stdin: nil, Stdout: io.Discard, Stderr: io.Discard}, append(args, "--scenarios", tt.file))
+			if cli.ExitCode(err) != 1 || err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("candec %s --scenarios %s: got %v (status %d), want status 1 with %q", strings.Join(args, " "), tt.file, err, cli.ExitCode(err), tt.want)
 			}
 		}
 	}

@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -11,6 +9,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/demo"
 	"github.com/yukart/candec/internal/replay"
 )
@@ -50,14 +49,14 @@ func (a *autoDuration) Set(s string) error {
 	return nil
 }
 
-func runDemo(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "demo", "[flags]")
+func runDemo(ctx context.Context, e cli.Env, args []string) error {
+	fs := cli.NewFlags(e, "demo", "[flags]")
 	var o demo.Options
-	conn := ownBrokerFlags(fs, fmt.Sprintf("candec-demo-%d", os.Getpid()), "use the broker at `URL` instead of the embedded one")
+	conn := cli.OwnBrokerFlags(fs, fmt.Sprintf("candec-demo-%d", os.Getpid()), "use the broker at `URL` instead of the embedded one")
 	fs.StringVar(&o.Prefix, "prefix", "", fmt.Sprintf("topic `prefix` for the raw batches, signals and status (default %s with --broker, %s on the embedded broker)", demo.DefaultPrefix, demo.EmbeddedPrefix))
 	fs.BoolVar(&o.Force, "force", false, "run even when a decoder says online on the prefix's status topic (it would decode the demo's frames)")
-	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", demo.DefaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the connection within `D`, at most %v", maxConnectTimeout))
-	fs.StringVar(&o.DBC, "dbc", demo.DefaultDBC, "DBC `file`"+builtInDBCHelp)
+	fs.DurationVar(&o.ConnectTimeout, "connect-timeout", demo.DefaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the connection within `D`, at most %v", cli.MaxConnectTimeout))
+	fs.StringVar(&o.DBC, "dbc", demo.DefaultDBC, "DBC `file`"+cli.BuiltInDBCHelp)
 	fs.StringVar(&o.Capture, "capture", demo.DefaultCapture, "capture `file` to replay in a loop (any format the frame source reads); where the default file is missing, the car's idle capture built into candec")
 	fs.StringVar(&o.Policy, "policy", "", "policy `file` (default: the built-in policy)")
 	fs.Float64Var(&o.Speed, "speed", 1, fmt.Sprintf("play the capture `N` times faster, %g to %g", float64(replay.MinSpeed), float64(replay.MaxSpeed)))
@@ -67,7 +66,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if err := checkArgs(fs, 0, ""); err != nil {
+	if err := cli.CheckArgs(fs, 0, ""); err != nil {
 		return err
 	}
 	// An empty file is the default, or its built-in copy where it is
@@ -79,19 +78,19 @@ func runDemo(ctx context.Context, e env, args []string) error {
 	if !given["capture"] {
 		o.Capture = ""
 	}
-	if err := firstError(
-		floatIn("demo", "--speed", o.Speed, replay.MinSpeed, replay.MaxSpeed),
-		durationIn("demo", "--connect-timeout", o.ConnectTimeout, time.Millisecond, maxConnectTimeout),
+	if err := cli.FirstError(
+		cli.FloatIn("demo", "--speed", o.Speed, replay.MinSpeed, replay.MaxSpeed),
+		cli.DurationIn("demo", "--connect-timeout", o.ConnectTimeout, time.Millisecond, cli.MaxConnectTimeout),
 	); err != nil {
 		return err
 	}
 	var err error
-	if o.Broker, err = ownBrokerSettings("demo", conn); err != nil {
+	if o.Broker, err = cli.OwnBrokerSettings("demo", conn); err != nil {
 		return err
 	}
-	o.Out = e.stdout
-	o.TTY = isTerminal(e.stdout)
-	if f, ok := fileOf(e.stdout); ok && o.TTY {
+	o.Out = e.Stdout
+	o.TTY = cli.IsTerminal(e.Stdout)
+	if f, ok := cli.FileOf(e.Stdout); ok && o.TTY {
 		if _, h, err := term.GetSize(int(f.Fd())); err == nil {
 			o.Rows = h
 		}
@@ -101,7 +100,7 @@ func runDemo(ctx context.Context, e env, args []string) error {
 		o.Duration = duration.d
 	case !o.TTY:
 		o.Duration = nonTerminalDuration
-		fmt.Fprintf(e.stderr, "demo: standard output is not a terminal: stopping after %v (--duration 0 runs until Ctrl-C, --duration D for D)\n", nonTerminalDuration)
+		fmt.Fprintf(e.Stderr, "demo: standard output is not a terminal: stopping after %v (--duration 0 runs until Ctrl-C, --duration D for D)\n", nonTerminalDuration)
 	}
 	return demo.Run(ctx, o)
 }

@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -8,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/cli"
 )
 
 // TestDemoCommand: `candec demo` works from a clone with nothing else:
@@ -15,13 +15,13 @@ import (
 // terminal prints summary lines.
 func TestDemoCommand(t *testing.T) {
 	var out, stderr bytes.Buffer
-	if err := run(context.Background(), env{nil, &out, &stderr}, []string{"demo", "--duration", "1500ms"}); err != nil {
+	if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &stderr}, []string{"demo", "--duration", "1500ms"}); err != nil {
 		t.Fatalf("demo: %v\n%s", err, stderr.String())
 	}
 	if !strings.Contains(out.String(), "(the embedded broker)") || !strings.Contains(out.String(), "decoder offline") {
 		t.Fatalf("demo output lacks the embedded broker or the final offline:\n%s", out.String())
 	}
-	err := run(context.Background(), env{nil, &out, &stderr}, []string{"demo", "--capture", "no/such.log"})
+	err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &stderr}, []string{"demo", "--capture", "no/such.log"})
 	if err == nil || !strings.Contains(err.Error(), "no/such.log") {
 		t.Fatalf("missing capture: got %v; want an error naming it", err)
 	}
@@ -45,9 +45,9 @@ func TestDemoBadInput(t *testing.T) {
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			var out bytes.Buffer
-			err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, append([]string{"demo", "--duration", "5s"}, tc.args...))
-			if err == nil || exitCode(err) == 0 || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("got %v (exit %d), want an error containing %q", err, exitCode(err), tc.want)
+			err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &bytes.Buffer{}}, append([]string{"demo", "--duration", "5s"}, tc.args...))
+			if err == nil || cli.ExitCode(err) == 0 || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v (exit %d), want an error containing %q", err, cli.ExitCode(err), tc.want)
 			}
 			if out.Len() != 0 {
 				t.Errorf("printed %q, want nothing", out.String())
@@ -59,7 +59,7 @@ func TestDemoBadInput(t *testing.T) {
 // TestDemoHelp: -h gives --duration a real default, not a sentinel.
 func TestDemoHelp(t *testing.T) {
 	var stdout bytes.Buffer // the help goes to stdout, exit status 0
-	if err := run(context.Background(), env{nil, &stdout, &bytes.Buffer{}}, []string{"demo", "-h"}); err != nil {
+	if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &stdout, Stderr: &bytes.Buffer{}}, []string{"demo", "-h"}); err != nil {
 		t.Fatalf("demo -h: %v, want exit 0", err)
 	}
 	help := stdout.String()
@@ -82,7 +82,7 @@ func TestDemoSaysWhyItStops(t *testing.T) {
 		// The context ends the demo before its 10s.
 		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 		var stdout, stderr bytes.Buffer
-		err := run(ctx, env{nil, &stdout, &stderr}, append([]string{"demo"}, tc.args...))
+		err := run(ctx, cli.Env{Stdin: nil, Stdout: &stdout, Stderr: &stderr}, append([]string{"demo"}, tc.args...))
 		cancel()
 		if err != nil {
 			t.Fatalf("demo %v: %v\n%s", tc.args, err, stderr.String())

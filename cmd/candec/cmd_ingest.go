@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -19,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/ingest"
 	"github.com/yukart/candec/internal/lake"
 	"github.com/yukart/candec/internal/lake/s3store"
@@ -26,12 +25,12 @@ import (
 
 // runIngest is `candec ingest`: the fleet's window streams from the
 // cloud broker into a lake, one instance of a group (docs/ingest.md).
-func runIngest(ctx context.Context, e env, args []string) error {
-	fs := newFlags(e, "ingest", "--broker URL --dbc [IFACE=]FILE --out-dir LAKE [flags] [TOPIC-FILTER...]  (default: "+ingest.DefaultFilter+")")
-	conn := brokerFlags(fs, ingest.ClientIDPrefix+"ID")
+func runIngest(ctx context.Context, e cli.Env, args []string) error {
+	fs := cli.NewFlags(e, "ingest", "--broker URL --dbc [IFACE=]FILE --out-dir LAKE [flags] [TOPIC-FILTER...]  (default: "+ingest.DefaultFilter+")")
+	conn := cli.BrokerFlags(fs, ingest.ClientIDPrefix+"ID")
 	fs.Lookup("client-id").Usage = "refused: the client id is " + ingest.ClientIDPrefix + "<--id>"
 	var dbcs dbc.BusFiles
-	fs.Var(&dbcs, "dbc", "the car's "+dbcHelp)
+	fs.Var(&dbcs, "dbc", "the car's "+cli.DBCHelp)
 	outDir := fs.String("out-dir", "", "the lake: a `DIR`, or s3://bucket/prefix (docs/lake.md), shared with the other instances")
 	group := fs.String("group", "", "subscribe as $share/`NAME`/FILTER: the instances of a group split the messages")
 	leave := fs.Bool("leave", false, "at SIGTERM, leave for good: unsubscribe, take what is on its way, commit, end the session (the group's others take this instance's share)")
@@ -43,7 +42,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	rollMemory := fs.Int64("roll-memory", ingest.DefaultRollMemory, "commit once the rows waiting for the commit take `N` bytes of memory")
 	maxWindow := fs.Int("max-window-bytes", ingest.DefaultMaxWindowBytes, "skip (and count) a window payload of more than `N` bytes")
 	metrics := fs.String("metrics", "", "serve Prometheus metrics on `ADDR` (host:port) at /metrics")
-	connectTimeout := fs.Duration("connect-timeout", defaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the first connection within `D`, at most %v", maxConnectTimeout))
+	connectTimeout := fs.Duration("connect-timeout", cli.DefaultConnectTimeout, fmt.Sprintf("give up when the broker has not accepted the first connection within `D`, at most %v", cli.MaxConnectTimeout))
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,14 +50,14 @@ func runIngest(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	if dbcs.Empty() {
-		return &exitError{2, errors.New("ingest: --dbc is required")}
+		return cli.Exit(2, errors.New("ingest: --dbc is required"))
 	}
 	if *outDir == "" {
-		return &exitError{2, errors.New("ingest: --out-dir is required")}
+		return cli.Exit(2, errors.New("ingest: --out-dir is required"))
 	}
-	if err := firstError(
-		durationIn("ingest", "--connect-timeout", *connectTimeout, time.Millisecond, maxConnectTimeout),
-		durationAtLeast("ingest", "--roll-age", *rollAge, time.Millisecond),
+	if err := cli.FirstError(
+		cli.DurationIn("ingest", "--connect-timeout", *connectTimeout, time.Millisecond, cli.MaxConnectTimeout),
+		cli.DurationAtLeast("ingest", "--roll-age", *rollAge, time.Millisecond),
 		intIn("ingest", "--max-unacked", *maxUnacked, 1, ingest.ReceiveMaximum),
 		intIn("ingest", "--roll-bytes", *rollBytes, 1, 1<<50),
 		intIn("ingest", "--roll-memory", *rollMemory, 1<<20, 1<<50),
@@ -66,7 +65,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	); err != nil {
 		return err
 	}
-	settings, err := brokerSettings("ingest", conn)
+	settings, err := cli.BrokerSettings("ingest", conn)
 	if err != nil {
 		return err
 	}
@@ -74,7 +73,7 @@ func runIngest(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	log := slog.New(slog.NewTextHandler(e.Stderr, nil))
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg := ingest.Config{Conn: settings, ID: *id, Group: *group, Leave: *leave, Filters: fs.Args(), Buses: buses,
@@ -100,10 +99,10 @@ func runIngest(ctx context.Context, e env, args []string) error {
 // lake opens (a store that never answers cannot hold the ingest); once
 // it is open, they outlive the signal: the last commit must still reach
 // the bucket, until closeStore, which the caller calls once it is done.
-func openIngest(ctx context.Context, e env, cfg ingest.Config) (in *ingest.Ingest, closeStore func(), err error) {
+func openIngest(ctx context.Context, e cli.Env, cfg ingest.Config) (in *ingest.Ingest, closeStore func(), err error) {
 	storeCtx, endStore := context.WithCancel(context.WithoutCancel(ctx))
 	opening := context.AfterFunc(ctx, endStore)
-	store, err := ingestStore(storeCtx, cfg.Dir, e.stderr)
+	store, err := ingestStore(storeCtx, cfg.Dir, e.Stderr)
 	if err != nil {
 		endStore()
 		return nil, nil, openInterrupted(ctx, cfg.Dir, err)
@@ -111,7 +110,7 @@ func openIngest(ctx context.Context, e env, cfg ingest.Config) (in *ingest.Inges
 	cfg.Store = store
 	if err := cfg.Validate(); err != nil {
 		endStore()
-		return nil, nil, &exitError{2, err}
+		return nil, nil, cli.Exit(2, err)
 	}
 	in, err = ingest.New(cfg)
 	if err != nil {
@@ -133,7 +132,7 @@ func refuseClientID(fs *flag.FlagSet) error {
 	var err error
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "client-id" {
-			err = &exitError{2, fmt.Errorf("ingest: --client-id is not taken: the client id is %s<--id> (--id names the instance)", ingest.ClientIDPrefix)}
+			err = cli.Exit(2, fmt.Errorf("ingest: --client-id is not taken: the client id is %s<--id> (--id names the instance)", ingest.ClientIDPrefix))
 		}
 	})
 	return err
@@ -186,7 +185,7 @@ func serveMetrics(addr string, reg *prometheus.Registry) (stop func(), err error
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, &exitError{2, fmt.Errorf("ingest: --metrics: %w", err)}
+		return nil, cli.Exit(2, fmt.Errorf("ingest: --metrics: %w", err))
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -200,15 +199,15 @@ func serveMetrics(addr string, reg *prometheus.Registry) (stop func(), err error
 }
 
 // writeIngestSummary says what the instance took in and wrote.
-func writeIngestSummary(e env, c ingest.Counters) {
-	fmt.Fprintf(e.stderr, "candec ingest: %d messages, %d windows of %d vehicles, %d rows (%d values) in %d files, %d commits; %d duplicates skipped",
+func writeIngestSummary(e cli.Env, c ingest.Counters) {
+	fmt.Fprintf(e.Stderr, "candec ingest: %d messages, %d windows of %d vehicles, %d rows (%d values) in %d files, %d commits; %d duplicates skipped",
 		c.Messages, c.Windows, len(c.Vehicles), c.Rows, c.Values, c.Files, c.Commits, c.Duplicates)
 	for _, r := range []string{ingest.ReasonVehicle, ingest.ReasonWindow, ingest.ReasonSize, ingest.ReasonSignal, ingest.ReasonValue, ingest.ReasonTime, ingest.ReasonRetained} {
 		if n := c.Malformed[r]; n > 0 {
-			fmt.Fprintf(e.stderr, ", %d malformed (%s)", n, r)
+			fmt.Fprintf(e.Stderr, ", %d malformed (%s)", n, r)
 		}
 	}
-	fmt.Fprintf(e.stderr, "; gaps: %d windows, %d envelopes\n", c.WindowGaps, c.EnvelopeGaps)
+	fmt.Fprintf(e.Stderr, "; gaps: %d windows, %d envelopes\n", c.WindowGaps, c.EnvelopeGaps)
 }
 
 // intIn refuses v outside lo..hi, naming the flag: exit status 2.
@@ -216,5 +215,5 @@ func intIn[T int | int64](cmd, flag string, v, lo, hi T) error {
 	if v >= lo && v <= hi {
 		return nil
 	}
-	return &exitError{2, fmt.Errorf("%s: %s must be from %d to %d, got %d", cmd, flag, lo, hi, v)}
+	return cli.Exit(2, fmt.Errorf("%s: %s must be from %d to %d, got %d", cmd, flag, lo, hi, v))
 }

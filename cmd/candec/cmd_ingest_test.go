@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -22,6 +20,7 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/mosquitto"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/pipeline"
@@ -107,7 +106,11 @@ func publishQoS1(t *testing.T, url, topic string, payloads [][]byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer disconnect(cm, time.Second)
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = cm.Disconnect(ctx)
+	}()
 	if err := at.Await(context.Background(), cm, url, 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -292,9 +295,9 @@ func lastLine(s string) string {
 func TestIngestRefusesClientID(t *testing.T) {
 	var out bytes.Buffer
 	lake := filepath.Join(t.TempDir(), "lake")
-	err := run(context.Background(), env{strings.NewReader(""), &out, &out}, []string{"ingest", "--dbc", yukartDBC,
+	err := run(context.Background(), cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &out}, []string{"ingest", "--dbc", yukartDBC,
 		"--out-dir", lake, "--broker", "mqtt://127.0.0.1:1", "--client-id", "mine"})
-	if code := exitCode(err); code != 2 || err == nil || !strings.Contains(err.Error(), "--client-id is not taken: the client id is candec-ingest-<--id>") {
+	if code := cli.ExitCode(err); code != 2 || err == nil || !strings.Contains(err.Error(), "--client-id is not taken: the client id is candec-ingest-<--id>") {
 		t.Errorf("exit %d, %v; want 2 naming --client-id and where the client id comes from", code, err)
 	}
 	if _, serr := os.Stat(lake); serr == nil {

@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -11,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/yukart/candec/internal/chart/charttest"
+	"github.com/yukart/candec/internal/cli"
 )
 
 func TestPlot(t *testing.T) {
@@ -33,7 +32,7 @@ func TestPlot(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			err := run(context.Background(), env{nil, &bytes.Buffer{}, &stderr}, append([]string{"plot"}, tt.args...))
+			err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &stderr}, append([]string{"plot"}, tt.args...))
 			if tt.wantExit == 0 {
 				if err != nil {
 					t.Fatalf("got error %v, want none", err)
@@ -45,8 +44,8 @@ func TestPlot(t *testing.T) {
 				charttest.Check(t, svg, "WSS_SpeedFL", "km/h", "time since the first frame (s)")
 				return
 			}
-			if err == nil || exitCode(err) != tt.wantExit || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Errorf("got %v (exit %d), want exit %d naming %q", err, exitCode(err), tt.wantExit, tt.wantErr)
+			if err == nil || cli.ExitCode(err) != tt.wantExit || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("got %v (exit %d), want exit %d naming %q", err, cli.ExitCode(err), tt.wantExit, tt.wantErr)
 			}
 		})
 	}

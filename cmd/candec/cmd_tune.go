@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -13,6 +11,7 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/chart"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/decodejob"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/tune"
@@ -20,11 +19,11 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-func runTune(ctx context.Context, e env, args []string) (err error) {
-	defer func() { err = interrupted(ctx, "tune", err, "") }()
-	fs := newFlags(e, "tune", "--dbc [IFACE=]FILE[,FILE] [--policy FILE] [flags] CAPTURE|-\n       candec tune --dbc [IFACE=]FILE --budget N --write-policy OUT.yaml [pins] CAPTURE[=DBC[,DBC]]...")
+func runTune(ctx context.Context, e cli.Env, args []string) (err error) {
+	defer func() { err = cli.Interrupted(ctx, "tune", err, "") }()
+	fs := cli.NewFlags(e, "tune", "--dbc [IFACE=]FILE[,FILE] [--policy FILE] [flags] CAPTURE|-\n       candec tune --dbc [IFACE=]FILE --budget N --write-policy OUT.yaml [pins] CAPTURE[=DBC[,DBC]]...")
 	f := tuneFlags{
-		dbcs:     carDBCVar(fs),
+		dbcs:     cli.CarDBCVar(fs),
 		policy:   fs.String("policy", "", "policy `FILE` (default: the built-in default policy); with --write-policy, the base the optimizer starts from and --keep keeps"),
 		subs:     fs.Int("subscribers", tune.DefaultSubscribers, "all-signal subscribers the deliveries are counted for (`N` ≥ 1)"),
 		top:      fs.Int("top", 20, "show the `N` costliest signals (0: all)"),
@@ -44,19 +43,19 @@ func runTune(ctx context.Context, e env, args []string) (err error) {
 	}
 	if *f.write == "" && fs.NArg() != 1 {
 		fs.Usage()
-		return &exitError{2, fmt.Errorf("tune: want one capture file (or - for standard input); several only with --write-policy")}
+		return cli.Exit(2, fmt.Errorf("tune: want one capture file (or - for standard input); several only with --write-policy"))
 	}
 	if err := checkTuneCounts(*f.subs, *f.top, *f.budget); err != nil {
 		return err
 	}
-	f.inputs = append(append([]string{*f.policy}, fs.Args()...), f.dbcs.inputs()...)
+	f.inputs = append(append([]string{*f.policy}, fs.Args()...), f.dbcs.Inputs()...)
 	if *f.svg != "" {
 		var err error
 		if f.format, err = checkTuneChart(*f.svg, f.inputs); err != nil {
 			return err
 		}
 	}
-	sel, dbcName, err := f.dbcs.load(ctx)
+	sel, dbcName, err := f.dbcs.Load(ctx)
 	f.dbcName = dbcName
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
@@ -76,7 +75,7 @@ func runTune(ctx context.Context, e env, args []string) (err error) {
 
 // tuneFlags are tune's flags, parsed.
 type tuneFlags struct {
-	dbcs                  *carDBCFlag
+	dbcs                  *cli.CarDBCFlag
 	policy, template, svg *string
 	subs, top             *int
 	window, asJSON, skip  *bool
@@ -89,8 +88,8 @@ type tuneFlags struct {
 
 // runTuneReport reports what policy pol (the default when nil) costs and
 // loses on one capture.
-func runTuneReport(ctx context.Context, e env, f *tuneFlags, sel *decodejob.Selector, pol *pipeline.PolicyFile, name string) error {
-	in, err := capture.OpenContext(ctx, name, capture.Options{SkipInvalid: *f.skip, Stdin: e.stdin})
+func runTuneReport(ctx context.Context, e cli.Env, f *tuneFlags, sel *decodejob.Selector, pol *pipeline.PolicyFile, name string) error {
+	in, err := capture.OpenContext(ctx, name, capture.Options{SkipInvalid: *f.skip, Stdin: e.Stdin})
 	if err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
@@ -101,11 +100,11 @@ func runTuneReport(ctx context.Context, e env, f *tuneFlags, sel *decodejob.Sele
 	})
 	// An IFACE= that names no interface of the capture fails tune, once
 	// the report is out.
-	ferr := src.Finish(e.stderr, "tune", "candec tune: ", name)
+	ferr := src.Finish(e.Stderr, "tune", "candec tune: ", name)
 	if err != nil {
 		if ferr != nil && errors.Is(err, tune.ErrEmpty) {
 			// No frame decoded: most likely because of the IFACE=.
-			return &exitError{2, ferr}
+			return cli.Exit(2, ferr)
 		}
 		return err
 	}
@@ -113,14 +112,14 @@ func runTuneReport(ctx context.Context, e env, f *tuneFlags, sel *decodejob.Sele
 		return err
 	}
 	if ferr != nil {
-		return &exitError{2, ferr}
+		return cli.Exit(2, ferr)
 	}
 	return nil
 }
 
 // writeTuneReport writes the report rep of policy pol (nil: the
 // default), and its chart with --svg.
-func writeTuneReport(e env, f *tuneFlags, rep *tune.Report, pol *pipeline.PolicyFile) error {
+func writeTuneReport(e cli.Env, f *tuneFlags, rep *tune.Report, pol *pipeline.PolicyFile) error {
 	polName := "default"
 	if pol != nil {
 		polName = pol.Name()
@@ -136,12 +135,12 @@ func writeTuneReport(e env, f *tuneFlags, rep *tune.Report, pol *pipeline.Policy
 		}
 	}
 	if *f.asJSON {
-		enc := json.NewEncoder(e.stdout)
+		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(e.stdout, "policy: %s   DBC: %s\n", polName, f.dbcName)
-	return rep.WriteText(e.stdout, *f.top)
+	fmt.Fprintf(e.Stdout, "policy: %s   DBC: %s\n", polName, f.dbcName)
+	return rep.WriteText(e.Stdout, *f.top)
 }
 
 // checkTuneCounts checks tune's counts. Zero or negative counts are
@@ -149,13 +148,13 @@ func writeTuneReport(e env, f *tuneFlags, rep *tune.Report, pol *pipeline.Policy
 // something else.
 func checkTuneCounts(subs, top int, budget float64) error {
 	if subs < 1 {
-		return &exitError{2, fmt.Errorf("tune: --subscribers must be 1 or more, got %d", subs)}
+		return cli.Exit(2, fmt.Errorf("tune: --subscribers must be 1 or more, got %d", subs))
 	}
 	if top < 0 {
-		return &exitError{2, fmt.Errorf("tune: --top must be 0 (all signals) or more, got %d", top)}
+		return cli.Exit(2, fmt.Errorf("tune: --top must be 0 (all signals) or more, got %d", top))
 	}
 	if !(budget > 0) || math.IsInf(budget, 1) {
-		return &exitError{2, fmt.Errorf("tune: --budget must be a number of deliveries/s more than 0, got %g", budget)}
+		return cli.Exit(2, fmt.Errorf("tune: --budget must be a number of deliveries/s more than 0, got %g", budget))
 	}
 	return nil
 }
@@ -164,21 +163,21 @@ func checkTuneCounts(subs, top int, budget float64) error {
 // be a file (the report goes to standard output) and none of inputs.
 func checkTuneChart(svg string, inputs []string) (chart.Format, error) {
 	if svg == "-" {
-		return "", &exitError{2, errors.New("tune: --svg wants a file: the report goes to standard output")}
+		return "", cli.Exit(2, errors.New("tune: --svg wants a file: the report goes to standard output"))
 	}
 	format, err := chart.FormatOf(svg)
 	if err != nil {
-		return "", &exitError{2, fmt.Errorf("tune: --svg: %w", err)}
+		return "", cli.Exit(2, fmt.Errorf("tune: --svg: %w", err))
 	}
 	if err := outfile.CheckNotInput(svg, inputs...); err != nil {
-		return "", &exitError{2, fmt.Errorf("tune: --svg: %w", err)}
+		return "", cli.Exit(2, fmt.Errorf("tune: --svg: %w", err))
 	}
 	return format, nil
 }
 
 // writeTuneChart draws c to name, written aside and renamed into place.
-func writeTuneChart(e env, c chart.Drawer, width, height vg.Length, name string, format chart.Format, inputs []string) error {
-	w, err := outfile.Create(name, e.stdout, inputs...)
+func writeTuneChart(e cli.Env, c chart.Drawer, width, height vg.Length, name string, format chart.Format, inputs []string) error {
+	w, err := outfile.Create(name, e.Stdout, inputs...)
 	if err != nil {
 		return fmt.Errorf("tune: --svg: %w", err)
 	}
@@ -189,7 +188,7 @@ func writeTuneChart(e env, c chart.Drawer, width, height vg.Length, name string,
 	if err := w.Commit(); err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "wrote %s\n", name)
+	fmt.Fprintf(e.Stderr, "wrote %s\n", name)
 	return nil
 }
 
@@ -199,8 +198,8 @@ func writeTuneChart(e env, c chart.Drawer, width, height vg.Length, name string,
 // correctly, and the tuner normalises by the observed ranges instead
 // (range_from in --json), so the report and the plan are sound; a
 // person should still know the ranges are not the DBC's.
-func warnRanges(e env, db *dbc.Database, name string) {
+func warnRanges(e cli.Env, db *dbc.Database, name string) {
 	if n, of := tune.ImplausibleRanges(db); n > 0 && n == of {
-		fmt.Fprintf(e.stderr, "tune: warning: %s: every range it states (%d signals) is beyond what the signal's bits carry, most likely the raw full scale: errors are normalised by the observed ranges (range_from in --json)\n", name, of)
+		fmt.Fprintf(e.Stderr, "tune: warning: %s: every range it states (%d signals) is beyond what the signal's bits carry, most likely the raw full scale: errors are normalised by the observed ranges (range_from in --json)\n", name, of)
 	}
 }

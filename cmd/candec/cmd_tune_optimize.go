@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -15,6 +13,7 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/decodejob"
 	"github.com/yukart/candec/internal/outfile"
 	"github.com/yukart/candec/internal/tune"
@@ -37,7 +36,7 @@ type listFlag []string
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 
 func (l *listFlag) Set(v string) error {
-	*l = append(*l, splitList(v)...)
+	*l = append(*l, cli.SplitList(v)...)
 	return nil
 }
 
@@ -74,7 +73,7 @@ func (o *optimizeOpts) pins() (tune.Pins, error) {
 	case "none":
 		p.AnyLoss = true
 	default:
-		p.Transitions = splitList(*o.transitions)
+		p.Transitions = cli.SplitList(*o.transitions)
 	}
 	return p, nil
 }
@@ -89,20 +88,20 @@ func globValue(v string) (glob, value string) {
 
 // runOptimize reads every capture, optimizes and writes the policy file,
 // aside and renamed into place: an interrupt leaves no half-written file.
-func runOptimize(ctx context.Context, e env, f *tuneFlags, sel *decodejob.Selector, pol *pipeline.PolicyFile, names []string) error {
+func runOptimize(ctx context.Context, e cli.Env, f *tuneFlags, sel *decodejob.Selector, pol *pipeline.PolicyFile, names []string) error {
 	pins, err := f.pins()
 	if err != nil {
-		return &exitError{2, err}
+		return cli.Exit(2, err)
 	}
 	if *f.write == "-" || *f.jobs < 0 {
-		return &exitError{2, errors.New("tune: --write-policy wants a file (the report goes to standard output), --jobs 0 or more")}
+		return cli.Exit(2, errors.New("tune: --write-policy wants a file (the report goes to standard output), --jobs 0 or more"))
 	}
 	caps := splitCaptures(names)
 	for _, c := range caps {
 		f.inputs = append(f.inputs, c.file)
 		f.inputs = append(f.inputs, c.dbcs...)
 	}
-	w, err := outfile.Create(*f.write, e.stdout, f.inputs...)
+	w, err := outfile.Create(*f.write, e.Stdout, f.inputs...)
 	if err != nil {
 		return fmt.Errorf("tune: --write-policy: %w", err)
 	}
@@ -138,7 +137,7 @@ func runOptimize(ctx context.Context, e env, f *tuneFlags, sel *decodejob.Select
 	if err := w.Commit(); err != nil {
 		return fmt.Errorf("tune: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "wrote %s\n", *f.write)
+	fmt.Fprintf(e.Stderr, "wrote %s\n", *f.write)
 	if *f.svg != "" {
 		c, width, height := plan.Chart()
 		if err := writeTuneChart(e, c, width, height, *f.svg, f.format, f.inputs); err != nil {
@@ -149,25 +148,25 @@ func runOptimize(ctx context.Context, e env, f *tuneFlags, sel *decodejob.Select
 		return err
 	}
 	if !plan.Met {
-		return &exitError{1, fmt.Errorf("tune: the budget of %g deliveries/s cannot be met: the least-cost policy needs %.0f; it is written to %s", plan.Budget, plan.Worst, *f.write)}
+		return cli.Exit(1, fmt.Errorf("tune: the budget of %g deliveries/s cannot be met: the least-cost policy needs %.0f; it is written to %s", plan.Budget, plan.Worst, *f.write))
 	}
 	return nil
 }
 
-func writePlan(e env, plan *tune.Plan, asJSON bool, top int) error {
+func writePlan(e cli.Env, plan *tune.Plan, asJSON bool, top int) error {
 	if asJSON {
-		enc := json.NewEncoder(e.stdout)
+		enc := json.NewEncoder(e.Stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(plan)
 	}
-	return plan.WriteText(e.stdout, top)
+	return plan.WriteText(e.Stdout, top)
 }
 
 // recordCapture reads capture name into memory, through sel when not
 // nil (see decodejob.Selector).
-func recordCapture(ctx context.Context, e env, name string, db *dbc.Database, sel *decodejob.Selector, skip bool) (*tune.Recording, error) {
+func recordCapture(ctx context.Context, e cli.Env, name string, db *dbc.Database, sel *decodejob.Selector, skip bool) (*tune.Recording, error) {
 	if name == "-" {
-		return nil, &exitError{2, errors.New("tune: --write-policy reads each capture many times: name files, not standard input")}
+		return nil, cli.Exit(2, errors.New("tune: --write-policy reads each capture many times: name files, not standard input"))
 	}
 	in, err := capture.OpenContext(ctx, name, capture.Options{SkipInvalid: skip})
 	if err != nil {
@@ -181,8 +180,8 @@ func recordCapture(ctx context.Context, e env, name string, db *dbc.Database, se
 	r, err := tune.Record(ctx, name, src, db)
 	// An IFACE= that names no interface of the capture is said first:
 	// it is most likely why no frame was decoded.
-	if ferr := src.Finish(e.stderr, "tune", "candec tune: ", name); ferr != nil && (err == nil || !errors.Is(err, context.Canceled)) {
-		return nil, &exitError{2, ferr}
+	if ferr := src.Finish(e.Stderr, "tune", "candec tune: ", name); ferr != nil && (err == nil || !errors.Is(err, context.Canceled)) {
+		return nil, cli.Exit(2, ferr)
 	}
 	if err != nil {
 		return nil, err
@@ -207,7 +206,7 @@ func splitCaptures(names []string) []captureArg {
 			out = append(out, captureArg{file: n})
 			continue
 		}
-		out = append(out, captureArg{file: file, dbcs: splitList(dbcs)})
+		out = append(out, captureArg{file: file, dbcs: cli.SplitList(dbcs)})
 	}
 	return out
 }
@@ -247,7 +246,7 @@ func checkOptimizeOnly(fs *flag.FlagSet, optimize bool) error {
 		switch fl.Name {
 		case "keep", "min-rate", "max-lag", "transitions", "jobs":
 			if !optimize && err == nil {
-				err = &exitError{2, fmt.Errorf("tune: --%s works only with --write-policy", fl.Name)}
+				err = cli.Exit(2, fmt.Errorf("tune: --%s works only with --write-policy", fl.Name))
 			}
 		}
 	})

@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -12,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/realdata"
 )
 
@@ -57,7 +56,7 @@ func TestTuneWritePolicy(t *testing.T) {
 func runJSON(t *testing.T, v any, args ...string) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	if err := run(context.Background(), env{nil, &out, &errOut}, args); err != nil {
+	if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &errOut}, args); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, errOut.String())
 	}
 	if err := json.Unmarshal(out.Bytes(), v); err != nil {
@@ -95,23 +94,23 @@ func TestTuneOptimizeBadInput(t *testing.T) {
 			}
 			args := append([]string{"tune", "--dbc", tuneDBC, "--write-policy", out}, tt.args...)
 			var stdout bytes.Buffer
-			err := run(context.Background(), env{strings.NewReader(""), &stdout, &bytes.Buffer{}}, args)
-			if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) == 0 {
-				t.Errorf("got %v (exit %d), want an error containing %q", err, exitCode(err), tt.want)
+			err := run(context.Background(), cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &bytes.Buffer{}}, args)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || cli.ExitCode(err) == 0 {
+				t.Errorf("got %v (exit %d), want an error containing %q", err, cli.ExitCode(err), tt.want)
 			}
 			checkOld(t, out, dir)
 		})
 	}
-	err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"tune", "--dbc", tuneDBC, tuneIdle, tuneIdle})
+	err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, []string{"tune", "--dbc", tuneDBC, tuneIdle, tuneIdle})
 	if err == nil || !strings.Contains(err.Error(), "several only with --write-policy") {
 		t.Errorf("two captures without --write-policy: %v", err)
 	}
-	err = run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"tune", "--dbc", tuneDBC, "--keep", "MOT_*", tuneIdle})
-	if err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), "tune: --keep works only with --write-policy") {
+	err = run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, []string{"tune", "--dbc", tuneDBC, "--keep", "MOT_*", tuneIdle})
+	if err == nil || cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), "tune: --keep works only with --write-policy") {
 		t.Errorf("--keep without --write-policy: %v", err)
 	}
 	// DBCs that agree: the same file, given for one capture only.
-	err = run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}},
+	err = run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}},
 		[]string{"tune", "--dbc", tuneDBC, "--write-policy", out, tuneIdle, tuneIdle + "=" + tuneDBC})
 	if err != nil {
 		t.Errorf("captures whose DBCs agree: %v", err)
@@ -143,9 +142,9 @@ func TestTuneOptimizeInterrupt(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := run(ctx, env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"tune", "--dbc", tuneDBC, "--write-policy", out, tuneIdle})
-	if err == nil || exitCode(err) == 0 {
-		t.Errorf("interrupted: %v (exit %d), want an error", err, exitCode(err))
+	err := run(ctx, cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, []string{"tune", "--dbc", tuneDBC, "--write-policy", out, tuneIdle})
+	if err == nil || cli.ExitCode(err) == 0 {
+		t.Errorf("interrupted: %v (exit %d), want an error", err, cli.ExitCode(err))
 	}
 	checkOld(t, out, dir)
 }
@@ -155,9 +154,9 @@ func TestTuneOptimizeInterrupt(t *testing.T) {
 func TestTuneBudgetTooSmall(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "opt.yaml")
 	var stdout bytes.Buffer
-	err := run(context.Background(), env{nil, &stdout, &bytes.Buffer{}}, []string{"tune", "--dbc", tuneDBC, "--budget", "10", "--write-policy", out, tuneIdle})
-	if err == nil || exitCode(err) != 1 || !strings.Contains(err.Error(), "tune: the budget of 10 deliveries/s cannot be met: the least-cost policy needs") {
-		t.Errorf("got %v (exit %d), want exit 1 saying the budget cannot be met", err, exitCode(err))
+	err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &stdout, Stderr: &bytes.Buffer{}}, []string{"tune", "--dbc", tuneDBC, "--budget", "10", "--write-policy", out, tuneIdle})
+	if err == nil || cli.ExitCode(err) != 1 || !strings.Contains(err.Error(), "tune: the budget of 10 deliveries/s cannot be met: the least-cost policy needs") {
+		t.Errorf("got %v (exit %d), want exit 1 saying the budget cannot be met", err, cli.ExitCode(err))
 	}
 	data, err := os.ReadFile(out)
 	if err != nil || !strings.Contains(string(data), "The budget cannot be met: this is the least-cost policy") {
@@ -188,7 +187,7 @@ func benchCapture(b *testing.B) string {
 	b.Helper()
 	capt := filepath.Join(b.TempDir(), "drive.log")
 	args := []string{"generate", "--dbc", tuneDBC, "--scenario", "drive", "--duration", "5m", "-o", capt}
-	if err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, args); err != nil {
+	if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, args); err != nil {
 		b.Fatal(err)
 	}
 	return capt
@@ -196,7 +195,7 @@ func benchCapture(b *testing.B) string {
 
 func benchRun(b *testing.B, args ...string) {
 	for b.Loop() {
-		if err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, args); err != nil {
+		if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, args); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -13,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/yukart/candec/internal/chart/charttest"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/realdata"
 )
 
@@ -30,9 +29,9 @@ func TestTuneBadFlags(t *testing.T) {
 	} {
 		args := append(append([]string{"tune", "--dbc", "../../testdata/yukart.dbc"}, tt.args...), "../../testdata/idle.log")
 		var out bytes.Buffer
-		err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, args)
-		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) == 0 {
-			t.Errorf("tune %s: %v (exit %d), want an error containing %q", strings.Join(tt.args, " "), err, exitCode(err), tt.want)
+		err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &bytes.Buffer{}}, args)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || cli.ExitCode(err) == 0 {
+			t.Errorf("tune %s: %v (exit %d), want an error containing %q", strings.Join(tt.args, " "), err, cli.ExitCode(err), tt.want)
 		}
 		if out.Len() != 0 {
 			t.Errorf("tune %s wrote a report:\n%s", strings.Join(tt.args, " "), out.String())
@@ -64,15 +63,15 @@ func TestTuneInput(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var out bytes.Buffer
-			err := run(context.Background(), env{strings.NewReader(tt.stdin), &out, &bytes.Buffer{}}, []string{"tune", "--dbc", "../../testdata/yukart.dbc", tt.arg})
+			err := run(context.Background(), cli.Env{Stdin: strings.NewReader(tt.stdin), Stdout: &out, Stderr: &bytes.Buffer{}}, []string{"tune", "--dbc", "../../testdata/yukart.dbc", tt.arg})
 			if tt.want == "" {
 				if err != nil || !strings.Contains(out.String(), "policy: default") {
 					t.Fatalf("got %v, want a report:\n%s", err, out.String())
 				}
 				return
 			}
-			if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) == 0 {
-				t.Errorf("got %v (exit %d), want an error containing %q", err, exitCode(err), tt.want)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || cli.ExitCode(err) == 0 {
+				t.Errorf("got %v (exit %d), want an error containing %q", err, cli.ExitCode(err), tt.want)
 			}
 		})
 	}
@@ -96,13 +95,13 @@ func TestTuneTopicTemplate(t *testing.T) {
 		{"toyota_adas.dbc", `on 9 topics`},
 	} {
 		args := []string{"tune", "--dbc", filepath.Join(dir, "dbc", tt.dbc), capt}
-		err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, args)
+		err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, args)
 		if err == nil || !strings.Contains(err.Error(), tt.clashes) {
 			t.Errorf("tune %s: %v, want every clash (%s)", tt.dbc, err, tt.clashes)
 		}
 		var out bytes.Buffer
 		args = []string{"tune", "--dbc", filepath.Join(dir, "dbc", tt.dbc), "--topic-template", "car/{message}/{signal}", "--top", "1", capt}
-		if err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, args); err != nil {
+		if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &bytes.Buffer{}}, args); err != nil {
 			t.Errorf("tune %s --topic-template: %v", tt.dbc, err)
 		}
 		if !strings.Contains(out.String(), "top 1 of") {
@@ -125,7 +124,7 @@ func TestTuneClockLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, []string{"tune", "--dbc", "../../testdata/yukart.dbc", capt}); err != nil {
+	if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &bytes.Buffer{}}, []string{"tune", "--dbc", "../../testdata/yukart.dbc", capt}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"capture: 2,001 frames in 2.2 s", "\nclock: 1 future dropped\n", "envelopes/s: 1,103 "} {
@@ -142,7 +141,7 @@ func TestTuneSVG(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "tune.svg")
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), env{nil, &stdout, &stderr}, []string{"tune", "--dbc", "../../testdata/yukart.dbc",
+	err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &stdout, Stderr: &stderr}, []string{"tune", "--dbc", "../../testdata/yukart.dbc",
 		"--policy", "../../benchmarks/policies/cap-20hz.yaml", "--budget", "10000", "--svg", out, "../../testdata/idle.log"})
 	if err != nil {
 		t.Fatal(err)
@@ -173,9 +172,9 @@ func TestTuneSVG(t *testing.T) {
 	} {
 		args := append(append([]string{"tune", "--dbc", "../../testdata/yukart.dbc"}, tt.args...), "../../testdata/idle.log")
 		var out bytes.Buffer
-		err := run(context.Background(), env{nil, &out, &bytes.Buffer{}}, args)
-		if err == nil || !strings.Contains(err.Error(), tt.want) || exitCode(err) != 2 {
-			t.Errorf("tune %s: %v (exit %d), want exit 2 and an error containing %q", strings.Join(tt.args, " "), err, exitCode(err), tt.want)
+		err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &bytes.Buffer{}}, args)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || cli.ExitCode(err) != 2 {
+			t.Errorf("tune %s: %v (exit %d), want exit 2 and an error containing %q", strings.Join(tt.args, " "), err, cli.ExitCode(err), tt.want)
 		}
 		if out.Len() != 0 {
 			t.Errorf("tune %s wrote a report:\n%s", strings.Join(tt.args, " "), out.String())
@@ -205,7 +204,7 @@ func TestTuneImplausibleRanges(t *testing.T) {
 		warn bool
 	}{{raw, true}, {fine, false}} {
 		var out, errOut bytes.Buffer
-		if err := run(context.Background(), env{nil, &out, &errOut}, []string{"tune", "--dbc", tt.dbc, "--json", capt}); err != nil {
+		if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &errOut}, []string{"tune", "--dbc", tt.dbc, "--json", capt}); err != nil {
 			t.Fatalf("%s: %v", tt.dbc, err)
 		}
 		want := "tune: warning: " + tt.dbc + ": every range it states (2 signals) is beyond what the signal's bits carry"
@@ -232,8 +231,19 @@ func TestTuneImplausibleRanges(t *testing.T) {
 	}
 }
 
-func init() {
-	interruptedTune = func(t *testing.T, capture string) []string {
-		return []string{"tune", "--dbc", "../../testdata/yukart.dbc", "--write-policy", filepath.Join(t.TempDir(), "p.yaml"), capture}
+// TestInterruptedWordsTune: tune ended by a signal says "interrupted",
+// not "context canceled", with exit status 1 (generate's is
+// internal/cli's TestInterruptedWords).
+func TestInterruptedWordsTune(t *testing.T) {
+	capture := filepath.Join(t.TempDir(), "c.log")
+	if err := run(context.Background(), cli.Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, []string{"generate", "-o", capture}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	args := []string{"tune", "--dbc", "../../testdata/yukart.dbc", "--write-policy", filepath.Join(t.TempDir(), "p.yaml"), capture}
+	err := run(ctx, cli.Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, args)
+	if err == nil || cli.ExitCode(err) != 1 || err.Error() != "tune: interrupted" {
+		t.Errorf("tune: got %v (exit %d), want %q and exit 1", err, cli.ExitCode(err), "tune: interrupted")
 	}
 }

@@ -1,5 +1,3 @@
-//go:build !car && !lean
-
 package main
 
 import (
@@ -16,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/realdata"
 	"github.com/yukart/candec/service"
 )
@@ -124,11 +123,11 @@ func truthOf(t *testing.T, c twoBus) truth {
 func runCmd(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err := run(context.Background(), env{strings.NewReader(""), &out, &errb}, args)
+	err := run(context.Background(), cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, args)
 	if err != nil {
 		errb.WriteString("error: " + err.Error() + "\n")
 	}
-	return out.String(), errb.String(), exitCode(err)
+	return out.String(), errb.String(), cli.ExitCode(err)
 }
 
 // sharedWarning is the start of the warning of one DBC for every bus
@@ -320,7 +319,7 @@ func checkPlot(t *testing.T, c twoBus, dbcArgs []string, byIface bool) {
 func checkIngestBuses(t *testing.T, c twoBus, dbcArgs []string, byIface bool) {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	var files dbc.BusFiles
-	fs.Var(&files, "dbc", dbcHelp) // as runIngest has it
+	fs.Var(&files, "dbc", cli.DBCHelp) // as runIngest has it
 	if err := fs.Parse(dbcArgs); err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +463,7 @@ func TestDBCFlagErrors(t *testing.T) {
 		{"can0=" + c.a, "the fleet's cars send one bus: give its DBC as FILE[,FILE], not IFACE=FILE"},
 		{"can0=", `"can0=" names no file after =`},
 	} {
-		if _, err := fleetDBCFiles(v.value); err == nil || exitCode(err) != 2 || !strings.Contains(err.Error(), v.want) {
+		if _, err := fleetDBCFiles(v.value); err == nil || cli.ExitCode(err) != 2 || !strings.Contains(err.Error(), v.want) {
 			t.Errorf("bench --fleet-dbc %s: got %v, want exit 2 with %q", v.value, err, v.want)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/lake"
 )
 
@@ -72,7 +73,7 @@ func tree(t *testing.T, dir string) map[string][]byte {
 func runDecodeArgs(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out, stderr bytes.Buffer
-	err := run(context.Background(), env{strings.NewReader(""), &out, &stderr}, append([]string{"decode"}, args...))
+	err := run(context.Background(), cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &stderr}, append([]string{"decode"}, args...))
 	return stderr.String(), err
 }
 
@@ -81,7 +82,6 @@ func runDecodeArgs(t *testing.T, args ...string) (string, error) {
 // The file of no capture format is left out with a warning, the hidden
 // one is not read, and a re-run into the same lake changes nothing.
 func TestDecodeLakeDeterministic(t *testing.T) {
-	needParquet(t)
 	in := captureDir(t)
 	var trees []map[string][]byte
 	for _, jobs := range []string{"1", "4"} {
@@ -136,7 +136,7 @@ func TestDecodeLakeDeterministic(t *testing.T) {
 func decodedFrames(t *testing.T) int64 {
 	t.Helper()
 	var out, stderr bytes.Buffer
-	if err := run(context.Background(), env{nil, &out, &stderr}, []string{"decode", "--dbc", yukartDBC, idleLog}); err != nil {
+	if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &out, Stderr: &stderr}, []string{"decode", "--dbc", yukartDBC, idleLog}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[string]bool{}
@@ -153,7 +153,6 @@ func decodedFrames(t *testing.T) int64 {
 // are decoded. A file named on the command line that is no capture is
 // an error, and a lake is never mixed with another DBC.
 func TestDecodeManyErrors(t *testing.T) {
-	needParquet(t)
 	in := captureDir(t)
 	bad := writeFile(t, in, "z/bad.log", "(1791563856.001301) can0 0A0#FA0007002C00F198\n(1791563856.0) can0 0A0#ZZ\n")
 	cut := filepath.Join(in, "z", "cut.log.gz")
@@ -203,13 +202,12 @@ func TestDecodeManyErrors(t *testing.T) {
 // per JSON line; a directory decoded to JSON lines is the decode of its
 // captures one after the other.
 func TestDecodeParquetLong(t *testing.T) {
-	needParquet(t)
 	out := filepath.Join(t.TempDir(), "values.parquet")
 	if stderr, err := runDecodeArgs(t, "--dbc", yukartDBC, "--format", "parquet", "-o", out, idleLog); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)
 	}
 	var jsonl, stderr bytes.Buffer
-	if err := run(context.Background(), env{nil, &jsonl, &stderr}, []string{"decode", "--dbc", yukartDBC, idleLog}); err != nil {
+	if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &jsonl, Stderr: &stderr}, []string{"decode", "--dbc", yukartDBC, idleLog}); err != nil {
 		t.Fatal(err)
 	}
 	lines := int64(strings.Count(jsonl.String(), "\n"))
@@ -225,7 +223,7 @@ func TestDecodeParquetLong(t *testing.T) {
 	in := captureDir(t)
 	var many bytes.Buffer
 	stderr.Reset()
-	if err := run(context.Background(), env{nil, &many, &stderr}, []string{"decode", "--dbc", yukartDBC, in}); err != nil {
+	if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &many, Stderr: &stderr}, []string{"decode", "--dbc", yukartDBC, in}); err != nil {
 		t.Fatalf("%v\n%s", err, stderr.String())
 	}
 	if !bytes.Equal(many.Bytes(), jsonl.Bytes()) {
@@ -237,7 +235,6 @@ func TestDecodeParquetLong(t *testing.T) {
 // refused at once, naming the lake; the next run removes the temporary
 // files a killed run left, and says how many.
 func TestDecodeLakeBusy(t *testing.T) {
-	needParquet(t)
 	outDir := filepath.Join(t.TempDir(), "lake")
 	if stderr, err := runDecodeArgs(t, "--dbc", yukartDBC, "--out-dir", outDir, idleLog); err != nil {
 		t.Fatalf("%v\n%s", err, stderr)

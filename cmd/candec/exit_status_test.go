@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/yukart/candec/internal/cli"
 )
 
 // exitCase is what TestExitStatusEveryCommand runs for one command.
@@ -50,31 +52,24 @@ func exitCases(t *testing.T) map[string]exitCase {
 func TestExitStatusEveryCommand(t *testing.T) {
 	cases := exitCases(t)
 	for _, c := range commands {
-		t.Run(c.name, func(t *testing.T) {
-			tc, ok := cases[c.name]
+		t.Run(c.Name, func(t *testing.T) {
+			tc, ok := cases[c.Name]
 			if !ok {
-				t.Fatalf("no exit-status case for the command %q: add one to exitCases", c.name)
-			}
-			if c.run == nil {
-				checkAbsent(t, c.name)
-				return
-			}
-			if !inBuild(c.name) {
-				t.Skipf("%s runs in the lean build's sibling, the car's build: its statuses are checked there", c.name)
+				t.Fatalf("no exit-status case for the command %q: add one to exitCases", c.Name)
 			}
 			check := func(args []string, stdout *os.File, want int, wantErr string) {
 				t.Helper()
 				var out strings.Builder
-				e := env{strings.NewReader(""), &out, &strings.Builder{}}
+				e := cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &strings.Builder{}}
 				if stdout != nil {
-					e.stdout = stdout
+					e.Stdout = stdout
 				}
-				err := run(context.Background(), e, append([]string{c.name}, args...))
-				if got := exitCode(err); got != want {
-					t.Fatalf("candec %s %s: exit status %d (%v), want %d", c.name, strings.Join(args, " "), got, err, want)
+				err := run(context.Background(), e, append([]string{c.Name}, args...))
+				if got := cli.ExitCode(err); got != want {
+					t.Fatalf("candec %s %s: exit status %d (%v), want %d", c.Name, strings.Join(args, " "), got, err, want)
 				}
 				if err != nil && !strings.Contains(err.Error(), wantErr) {
-					t.Errorf("candec %s %s: got %q, want it to say %q", c.name, strings.Join(args, " "), err, wantErr)
+					t.Errorf("candec %s %s: got %q, want it to say %q", c.Name, strings.Join(args, " "), err, wantErr)
 				}
 			}
 			check([]string{"-h"}, nil, 0, "")
@@ -100,7 +95,7 @@ func TestExitStatusEveryCommand(t *testing.T) {
 // same one.
 func TestExitStatusTable(t *testing.T) {
 	var out strings.Builder
-	if err := run(context.Background(), env{strings.NewReader(""), &out, &strings.Builder{}}, []string{"-h"}); err != nil {
+	if err := run(context.Background(), cli.Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &strings.Builder{}}, []string{"-h"}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "Exit status") {
@@ -160,29 +155,13 @@ func TestOutputArgumentNamed(t *testing.T) {
 		{[]string{"plot", "--dbc", yukartDBC, "--signals", "MOT_Speed", "-o", filepath.Join(nowhere, "p.svg"), capture}, 1, "plot: -o: outfile: " + filepath.Join(nowhere, "p.svg") + ": the directory"},
 	} {
 		t.Run(strings.Join(c.args[:1], " "), func(t *testing.T) {
-			if !inBuildArgs(c.args) {
-				t.Skip("not in this build")
-			}
-			err := run(context.Background(), env{strings.NewReader(""), &strings.Builder{}, &strings.Builder{}}, c.args)
-			if exitCode(err) != c.code || err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("candec %s: got %v (status %d), want status %d with %q", strings.Join(c.args, " "), err, exitCode(err), c.code, c.want)
+			err := run(context.Background(), cli.Env{Stdin: strings.NewReader(""), Stdout: &strings.Builder{}, Stderr: &strings.Builder{}}, c.args)
+			if cli.ExitCode(err) != c.code || err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("candec %s: got %v (status %d), want status %d with %q", strings.Join(c.args, " "), err, cli.ExitCode(err), c.code, c.want)
 			}
 			if strings.Contains(err.Error(), "/.") {
 				t.Errorf("the error names a temporary file: %q", err)
 			}
 		})
-	}
-}
-
-// TestStdoutWrapperKeepsTheFile: the check on standard output's writes
-// hides no terminal: the commands that draw for a terminal (demo, decode's
-// refusal to write Parquet to one) still find the file under it.
-func TestStdoutWrapperKeepsTheFile(t *testing.T) {
-	f, ok := fileOf(&stdoutWriter{w: os.Stderr})
-	if !ok || f != os.Stderr {
-		t.Errorf("fileOf(stdoutWriter{os.Stderr}) = %v, %v; want os.Stderr", f, ok)
-	}
-	if _, ok := fileOf(&stdoutWriter{w: &strings.Builder{}}); ok {
-		t.Error("fileOf found a file under a strings.Builder")
 	}
 }

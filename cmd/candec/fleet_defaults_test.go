@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (

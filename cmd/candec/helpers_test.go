@@ -7,9 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
-	"time"
 
+	"github.com/yukart/candec/internal/cli"
 	"github.com/yukart/candec/internal/mosquitto"
 )
 
@@ -33,23 +34,39 @@ func unreachableURL(t *testing.T) string {
 	return "mqtt://127.0.0.1:" + strconv.Itoa(port)
 }
 
-// checkUnreachable runs command against a broker that does not answer,
-// with args after the broker and a --connect-timeout of 300ms: it must
-// fail within about that timeout with an error naming the broker, the
-// timeout and the refused connection, and print nothing (no summary).
-func checkUnreachable(t *testing.T, command string, args ...string) {
+// run runs the command of args in the developer's table, as candec does.
+func run(ctx context.Context, e cli.Env, args []string) error {
+	return cli.Execute(ctx, e, commands, args)
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the command writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// yukartDBC is the car's DBC in the repository's testdata.
+var yukartDBC = filepath.Join("..", "..", "testdata", "yukart.dbc")
+
+// shortCapture writes the first lines of the car's idle capture.
+func shortCapture(t *testing.T) string {
 	t.Helper()
-	url := unreachableURL(t)
-	var stdout, stderr bytes.Buffer
-	start := time.Now()
-	err := run(context.Background(), env{nil, &stdout, &stderr}, append([]string{command, "--broker", url, "--connect-timeout", "300ms"}, args...))
-	if err == nil || exitCode(err) == 0 || !strings.Contains(err.Error(), "no connection to "+url+" within 300ms") || !strings.Contains(err.Error(), "connection refused") {
-		t.Fatalf("got %v, want an error naming %s, the timeout and the refused connection", err, url)
+	idle, err := os.ReadFile(filepath.Join(filepath.Dir(yukartDBC), "idle.log"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("took %v, want about the 300ms timeout", d)
-	}
-	if stdout.Len() != 0 || stderr.Len() != 0 {
-		t.Errorf("printed %q on stdout and %q on stderr, want no summary", stdout.String(), stderr.String())
-	}
+	lines := strings.SplitAfterN(string(idle), "\n", 301)
+	return writeFile(t, t.TempDir(), "short.log", strings.Join(lines[:300], ""))
 }

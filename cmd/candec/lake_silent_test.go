@@ -1,5 +1,3 @@
-//go:build !car
-
 package main
 
 import (
@@ -10,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/cli"
 )
 
 // silentS3 sets the AWS variables to an endpoint that accepts TCP and
@@ -82,7 +82,7 @@ func TestDecodeS3SilentSaysRetry(t *testing.T) {
 	var stderr syncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, env{nil, &syncBuffer{}, &stderr}, []string{"decode", "--dbc", yukartDBC, "--out-dir", "s3://lake/kart", idleLog})
+		done <- run(ctx, cli.Env{Stdin: nil, Stdout: &syncBuffer{}, Stderr: &stderr}, []string{"decode", "--dbc", yukartDBC, "--out-dir", "s3://lake/kart", idleLog})
 	}()
 	deadline := time.Now().Add(promptly)
 	for !strings.Contains(stderr.String(), retryLine) {
@@ -94,7 +94,7 @@ func TestDecodeS3SilentSaysRetry(t *testing.T) {
 	cancel()
 	select {
 	case err := <-done:
-		if err == nil || exitCode(err) == 0 {
+		if err == nil || cli.ExitCode(err) == 0 {
 			t.Errorf("got %v, want a failure", err)
 		}
 	case <-time.After(promptly):

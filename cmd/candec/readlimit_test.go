@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/cli"
 )
 
 // TestWholeFileReadsRefuseNonRegularAndHuge: every file a command reads
@@ -56,18 +58,17 @@ func TestWholeFileReadsRefuseNonRegularAndHuge(t *testing.T) {
 		{"bench scenarios FIFO", []string{"bench", "--scenarios", fifo}, fifo + " is a FIFO (named pipe), not a regular file"},
 	}
 	for _, tt := range tests {
-		if !inBuildArgs(tt.args) {
-			continue
-		}
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan error, 1)
 			var stdout, stderr bytes.Buffer
-			go func() { done <- run(ctx, env{strings.NewReader(""), &stdout, &stderr}, tt.args) }()
+			go func() {
+				done <- run(ctx, cli.Env{Stdin: strings.NewReader(""), Stdout: &stdout, Stderr: &stderr}, tt.args)
+			}()
 			select {
 			case err := <-done:
-				if err == nil || exitCode(err) == 0 || !strings.Contains(err.Error(), tt.want) {
+				if err == nil || cli.ExitCode(err) == 0 || !strings.Contains(err.Error(), tt.want) {
 					t.Fatalf("candec %s: got %v, want an error saying %q", strings.Join(tt.args, " "), err, tt.want)
 				}
 			case <-time.After(10 * time.Second):

@@ -1,5 +1,3 @@
-//go:build !lean
-
 package main
 
 import (
@@ -13,6 +11,7 @@ import (
 
 	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/internal/child"
+	"github.com/yukart/candec/internal/cli"
 )
 
 // stallMargin is what a stopping process may take beyond its bound: a
@@ -23,7 +22,7 @@ const stallMargin = 4 * time.Second
 func kartCapture(t *testing.T, d time.Duration) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "kart.log")
-	if err := run(context.Background(), env{nil, &bytes.Buffer{}, &bytes.Buffer{}}, []string{"generate", "--duration", d.String(), "-o", path}); err != nil {
+	if err := run(context.Background(), cli.Env{Stdin: nil, Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, []string{"generate", "--duration", d.String(), "-o", path}); err != nil {
 		t.Fatal(err)
 	}
 	return path
@@ -124,7 +123,8 @@ func TestReplayStopsBrokerNotReading(t *testing.T) {
 	sub.WaitFor("a batch", func(m []brokertest.Message) bool { return len(m) > 0 })
 	proxy.StopReading()
 	waitBlocked(t, p, proxy, stderr)
-	stopWithin(t, p, stderr, replayGrace+time.Second, 1, "did not take what was written within 2s of the signal (connected, not reading): the connection was closed")
+	stopWithin(t, p, stderr, 3*time.Second, 1, // replay's 2s grace (internal/cli's replayGrace) and a second
+		"did not take what was written within 2s of the signal (connected, not reading): the connection was closed")
 }
 
 // waitRelayed waits until the broker has sent the proxy's clients more

@@ -1,11 +1,10 @@
-// Command package builds candec's Debian package from the two candec
-// binaries and nfpm.yaml, with nfpm (github.com/goreleaser/nfpm/v2). It
+// Command package builds candec's Debian package from the car's candec
+// binary and nfpm.yaml, with nfpm (github.com/goreleaser/nfpm/v2). It
 // is a module of its own so that nfpm's dependencies stay out of
-// candec's. The package installs, in /usr/bin, the lean build as candec
-// (-tags car,lean) and beside it the car's build as candec-mqtt (-tags
-// car), which runs run, replay and watch for it (see the README).
+// candec's. The package installs the car's binary (go build
+// ./cmd/candec-car) as /usr/bin/candec (see the README).
 //
-//	go run . -binary ../../dist/linux-arm64/candec -mqtt ../../dist/linux-arm64/candec-mqtt -arch arm64 -out ../../dist
+//	go run . -binary ../../dist/linux-arm64/candec -arch arm64 -out ../../dist
 //
 // The package version is the binary's, as `candec version` reports it
 // (its Go build info): a release tag such as v1.2.0 gives 1.2.0; a
@@ -37,15 +36,12 @@ var (
 	errArch = errors.New("package: -arch must be amd64 or arm64")
 	// errNoVersion: neither the binary nor git names a version.
 	errNoVersion = errors.New("package: the binary has no version or revision and git names none; give -version")
-	// errPair: candec and candec-mqtt were not built from one source.
-	errPair = errors.New("package: candec and candec-mqtt are of different versions; build both from one tree")
 )
 
 // options says what to package.
 type options struct {
 	config  string // nfpm.yaml
-	binary  string // the candec binary for arch (the lean build)
-	mqtt    string // the candec-mqtt binary for arch (the car's build)
+	binary  string // the car's candec binary for arch (cmd/candec-car)
 	arch    string // Debian architecture: amd64, arm64
 	version string // "" to take the binary's
 	out     string // directory for the .deb
@@ -54,13 +50,12 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.config, "config", "nfpm.yaml", "nfpm `file`; its sources are relative to its folder")
-	flag.StringVar(&o.binary, "binary", "", "candec `binary` built for -arch: the lean build, -tags car,lean (required)")
-	flag.StringVar(&o.mqtt, "mqtt", "", "candec-mqtt `binary` built for -arch: the car's build, -tags car (required)")
+	flag.StringVar(&o.binary, "binary", "", "the car's candec `binary` built for -arch: go build ./cmd/candec-car (required)")
 	flag.StringVar(&o.arch, "arch", "amd64", "Debian `architecture`: amd64 or arm64")
 	flag.StringVar(&o.version, "version", "", "package `version` (default: the binary's)")
 	flag.StringVar(&o.out, "out", ".", "`directory` for the .deb")
 	flag.Parse()
-	if o.binary == "" || o.mqtt == "" || flag.NArg() > 0 {
+	if o.binary == "" || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -78,15 +73,17 @@ func build(o options) (string, error) {
 		return "", fmt.Errorf("%w, not %q", errArch, o.arch)
 	}
 	var err error
-	for _, p := range []*string{&o.config, &o.binary, &o.mqtt, &o.out} {
+	for _, p := range []*string{&o.config, &o.binary, &o.out} {
 		if *p, err = filepath.Abs(*p); err != nil {
 			return "", err
 		}
 	}
-	if o.version, err = pairVersion(o); err != nil {
-		return "", err
+	if o.version == "" {
+		if o.version, err = binaryVersion(o.binary, filepath.Dir(o.config)); err != nil {
+			return "", err
+		}
 	}
-	vars := map[string]string{"ARCH": o.arch, "VERSION": o.version, "BINARY": o.binary, "MQTT": o.mqtt}
+	vars := map[string]string{"ARCH": o.arch, "VERSION": o.version, "BINARY": o.binary}
 	cfg, err := nfpm.ParseFileWithEnvMapping(o.config, func(k string) string { return vars[k] })
 	if err != nil {
 		return "", fmt.Errorf("package: %s: %w", o.config, err)
@@ -128,46 +125,6 @@ func build(o options) (string, error) {
 		return "", fmt.Errorf("package: deb: %w", err)
 	}
 	return target, f.Close()
-}
-
-// pairVersion is the package's version: o.version, or else the lean
-// binary's. The two binaries must have been built from one source: the
-// same module version and VCS revision.
-func pairVersion(o options) (string, error) {
-	lean, err := source(o.binary)
-	if err != nil {
-		return "", err
-	}
-	mqtt, err := source(o.mqtt)
-	if err != nil {
-		return "", err
-	}
-	if lean != mqtt {
-		return "", fmt.Errorf("%w: %s is %s, %s is %s", errPair, o.binary, lean, o.mqtt, mqtt)
-	}
-	if o.version != "" {
-		return o.version, nil
-	}
-	return binaryVersion(o.binary, filepath.Dir(o.config))
-}
-
-// source names what the Go binary at path was built from: its module
-// version and VCS revision, with "+dirty" for a modified tree.
-func source(path string) (string, error) {
-	bi, err := buildinfo.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("package: %s: %w", path, err)
-	}
-	s := bi.Main.Version
-	for _, b := range bi.Settings {
-		switch {
-		case b.Key == "vcs.revision":
-			s += " " + b.Value
-		case b.Key == "vcs.modified" && b.Value == "true":
-			s += "+dirty"
-		}
-	}
-	return s, nil
 }
 
 // binaryVersion is the Debian version of the candec binary at path (see

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -20,24 +19,21 @@ import (
 // root is the candec source tree.
 var root = filepath.Join("..", "..")
 
-// buildCandec cross-builds the package's two binaries for linux/arch
-// as `task package` does: candec, the lean build (-tags car,lean), and
-// candec-mqtt, the car's build (-tags car). Both are in one folder.
-func buildCandec(t *testing.T, arch string) (lean, mqtt string) {
+// buildCandec cross-builds the package's binary for linux/arch as
+// `task package` does: the car's candec (./cmd/candec-car).
+func buildCandec(t *testing.T, arch string) string {
 	t.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command to build candec")
 	}
-	dir := t.TempDir()
-	for _, b := range []struct{ name, tags string }{{"candec", "car,lean"}, {"candec-mqtt", "car"}} {
-		cmd := exec.Command("go", "build", "-tags", b.tags, "-buildvcs=auto", "-o", filepath.Join(dir, b.name), "./cmd/candec")
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go build -tags %s GOARCH=%s: %v\n%s", b.tags, arch, err, out)
-		}
+	exe := filepath.Join(t.TempDir(), "candec")
+	cmd := exec.Command("go", "build", "-buildvcs=auto", "-o", exe, "./cmd/candec-car")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+arch)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/candec-car GOARCH=%s: %v\n%s", arch, err, out)
 	}
-	return filepath.Join(dir, "candec"), filepath.Join(dir, "candec-mqtt")
+	return exe
 }
 
 func needDpkg(t *testing.T) {
@@ -78,19 +74,14 @@ func field(control []byte, name string) string {
 // verifies the installed unit with systemd-analyze.
 func TestDebAmd64(t *testing.T) {
 	needDpkg(t)
-	exe, mqtt := buildCandec(t, "amd64")
-	deb, err := build(options{config: "nfpm.yaml", binary: exe, mqtt: mqtt, arch: "amd64", out: t.TempDir()})
+	exe := buildCandec(t, "amd64")
+	deb, err := build(options{config: "nfpm.yaml", binary: exe, arch: "amd64", out: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	version, err := binaryVersion(exe, ".")
 	if err != nil {
 		t.Fatal(err)
-	}
-	// A candec-mqtt of another source (this test binary records no
-	// revision) is refused.
-	if _, err := build(options{config: "nfpm.yaml", binary: exe, mqtt: os.Args[0], arch: "amd64", out: t.TempDir()}); !errors.Is(err, errPair) && revisionIn(string(run(t, exe, "version"))) != "" {
-		t.Errorf("build with a candec-mqtt of another source: got %v, want %v", err, errPair)
 	}
 
 	control := run(t, "dpkg-deb", "-f", deb)
@@ -123,7 +114,6 @@ func TestDebAmd64(t *testing.T) {
 		src  string // the file it must equal, "" for a binary
 	}{
 		{"/usr/bin/candec", 0o755, ""},
-		{"/usr/bin/candec-mqtt", 0o755, ""},
 		{"/lib/systemd/system/candec.service", 0o644, "../systemd/candec.service"},
 		{"/etc/candec/candec.yaml", 0o644, "candec.yaml"},
 		{"/etc/candec/policy.yaml", 0o644, "../../pipeline/default_policy.yaml"},
@@ -161,16 +151,15 @@ func TestDebAmd64(t *testing.T) {
 		t.Errorf("package version %s does not name the binary's revision %s", version, rev)
 	}
 
-	// The package holds the car's build: the developer's commands are
-	// not in it, and it says so.
-	for _, c := range []string{"bench", "demo", "plot", "tune"} {
-		cmd := exec.Command(installed, c)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		err := cmd.Run()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), c+" is not in this build") {
-			t.Errorf("installed candec %s: got %v, %q; want exit status 2 and %q (the car's build)", c, err, stderr.String(), c+" is not in this build")
+	// The package holds the car's binary alone: the developer's
+	// commands are unknown to it.
+	if _, err := os.Stat(filepath.Join(dest, "usr", "bin", "candec-mqtt")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("/usr/bin/candec-mqtt: got %v, want no such file (one binary)", err)
+	}
+	for _, c := range []string{"bench", "demo", "plot", "tune", "ingest"} {
+		code, stderr := exitOf(t, exec.Command(installed, c))
+		if code != 2 || !strings.Contains(stderr, `unknown command "`+c+`"`) {
+			t.Errorf("installed candec %s: got exit status %d, %q; want 2 and an unknown command (the car's binary)", c, code, stderr)
 		}
 	}
 
@@ -179,7 +168,7 @@ func TestDebAmd64(t *testing.T) {
 	run(t, installed, "decode", "--dbc", filepath.Join(dest, "usr/share/candec/yukart.dbc"),
 		"--policy", filepath.Join(dest, "etc/candec/policy.yaml"), "-o", os.DevNull, capture)
 
-	checkSibling(t, installed)
+	checkCarCommands(t, installed)
 
 	// The unit as installed, pointing at the installed binary.
 	if analyze, err := exec.LookPath("systemd-analyze"); err != nil {
@@ -200,25 +189,23 @@ func TestDebAmd64(t *testing.T) {
 	}
 }
 
-// checkSibling checks that the installed candec (the lean build) runs
-// run, replay and watch as the installed candec-mqtt beside it does: in
-// the same process, which the sibling's signal handler stops cleanly,
-// with the sibling's help and exit statuses; and that without the
-// sibling they fail, naming it.
-func checkSibling(t *testing.T, installed string) {
+// checkCarCommands checks that the installed candec runs the car's
+// broker commands itself: run's help and replay's flag errors, and a
+// watch that waits for a broker, which its own signal handler stops on
+// SIGTERM.
+func checkCarCommands(t *testing.T, installed string) {
 	t.Helper()
 	if out := string(run(t, installed, "run", "-h")); !strings.HasPrefix(out, "Usage: candec run ") || !strings.Contains(out, "-config") {
-		t.Errorf("installed candec run -h:\n%s\nwant run's help, from candec-mqtt", out)
+		t.Errorf("installed candec run -h:\n%s\nwant run's help", out)
 	}
 	code, stderr := exitOf(t, exec.Command(installed, "replay", "--no-such-flag"))
 	if code != 2 || !strings.Contains(stderr, "replay: flag provided but not defined: -no-such-flag") {
 		t.Errorf("installed candec replay --no-such-flag: got exit status %d, %q; want 2 and the flag named", code, stderr)
 	}
 
-	// A watch that waits for a broker that does not answer: the PID is
-	// candec-mqtt's, and SIGTERM reaches its handler. The signal goes
-	// once the watch has connected, which it does after it set up its
-	// signal handling (sent sooner, it would find the Go runtime's
+	// A watch that waits for a broker that does not answer. The signal
+	// goes once the watch has connected, which it does after it set up
+	// its signal handling (sent sooner, it would find the Go runtime's
 	// default, which dies of it).
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -232,11 +219,6 @@ func checkSibling(t *testing.T, installed string) {
 	if err := watch.Start(); err != nil {
 		t.Fatal(err)
 	}
-	sibling := filepath.Join(filepath.Dir(installed), "candec-mqtt")
-	exe := ""
-	for deadline := time.Now().Add(20 * time.Second); exe != sibling && time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		exe, _ = os.Readlink(fmt.Sprintf("/proc/%d/exe", watch.Process.Pid))
-	}
 	_ = l.(*net.TCPListener).SetDeadline(time.Now().Add(20 * time.Second))
 	c, err := l.Accept()
 	if err != nil {
@@ -248,19 +230,8 @@ func checkSibling(t *testing.T, installed string) {
 		t.Fatal(err)
 	}
 	err = watch.Wait()
-	if exe != sibling {
-		t.Errorf("installed candec watch: process %d runs %q, want %s", watch.Process.Pid, exe, sibling)
-	}
 	if !watch.ProcessState.Exited() || !strings.Contains(werr.String(), "watch: stopped before") {
-		t.Errorf("installed candec watch, SIGTERM: got %v, %q; want candec-mqtt's handler to stop it", err, werr.String())
-	}
-
-	if err := os.Remove(sibling); err != nil {
-		t.Fatal(err)
-	}
-	code, stderr = exitOf(t, exec.Command(installed, "run"))
-	if code != 1 || !strings.Contains(stderr, "candec: run: the lean build runs it in candec-mqtt") || !strings.Contains(stderr, sibling) {
-		t.Errorf("installed candec run without candec-mqtt: got exit status %d, %q; want 1, naming %s", code, stderr, sibling)
+		t.Errorf("installed candec watch, SIGTERM: got %v, %q; want its handler to stop it", err, werr.String())
 	}
 }
 
@@ -292,8 +263,8 @@ func revisionIn(version string) string {
 // AArch64 binary.
 func TestDebArm64(t *testing.T) {
 	needDpkg(t)
-	exe, mqtt := buildCandec(t, "arm64")
-	deb, err := build(options{config: "nfpm.yaml", binary: exe, mqtt: mqtt, arch: "arm64", out: t.TempDir()})
+	exe := buildCandec(t, "arm64")
+	deb, err := build(options{config: "nfpm.yaml", binary: exe, arch: "arm64", out: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +273,7 @@ func TestDebArm64(t *testing.T) {
 	}
 	dest := t.TempDir()
 	run(t, "dpkg", "-x", deb, dest)
-	for _, b := range []string{"candec", "candec-mqtt"} {
+	for _, b := range []string{"candec"} {
 		f, err := elf.Open(filepath.Join(dest, "usr", "bin", b))
 		if err != nil {
 			t.Fatal(err)
@@ -316,7 +287,7 @@ func TestDebArm64(t *testing.T) {
 
 // TestBuildRejectsArch: only the two architectures candec ships.
 func TestBuildRejectsArch(t *testing.T) {
-	if _, err := build(options{config: "nfpm.yaml", binary: "candec", mqtt: "candec-mqtt", arch: "i386", out: t.TempDir()}); !errors.Is(err, errArch) {
+	if _, err := build(options{config: "nfpm.yaml", binary: "candec", arch: "i386", out: t.TempDir()}); !errors.Is(err, errArch) {
 		t.Errorf("build -arch i386: got %v, want %v", err, errArch)
 	}
 }

@@ -10,7 +10,9 @@
 //	rawbatch, envelope, pipeline,      each other (and outside modules)
 //	mqttclient
 //	service                            the decoder service: libraries only
-//	cmd/candec                         the binary: flags and wiring
+//	cmd/candec                         the developer's and the cloud's binary: every command
+//	cmd/candec-car                     the car's binary (the .deb's): the car's commands
+//	internal/cli                       the commands' registry: the car's entries, flags and wiring
 //	internal/…                         what only the binary needs: the
 //	                                   demo, replay, watch, tune, the
 //	                                   embedded broker, test helpers
@@ -41,13 +43,16 @@
 //
 // # The car's binary
 //
-// The car's build of candec (go build -tags car ./cmd/candec, the one
-// the .deb holds) links none of the lab: the bench harness
-// (benchmarks/), the demo and its embedded broker (internal/demo,
-// internal/broker, mochi), plotting (internal/plot, internal/chart,
-// gonum/plot) and Parquet (internal/lake, parquet-go). TestCarBinary
-// lists its packages with go list -deps -tags car; TestCarRuleCatchesBreaks
-// shows the rule failing the developer's build, which links them all.
+// The car's binary (cmd/candec-car, the one the .deb holds) links none
+// of the lab or the cloud: the bench harness (benchmarks/), the demo and
+// its embedded broker (internal/demo, internal/broker, mochi), plotting
+// (internal/plot, internal/chart, gonum/plot), the tuner (internal/tune),
+// the ingest (internal/ingest) and Parquet (internal/outformat/parquetrow,
+// internal/lake, parquet-go). It keeps them out by its imports alone:
+// its main lists the car's commands (internal/cli's Car), and no build
+// tag is involved. TestCarBinary lists its packages with go list -deps;
+// TestCarRuleCatchesBreaks shows the rule failing the developer's binary
+// (cmd/candec), which links them all.
 //
 // # Boundaries
 //

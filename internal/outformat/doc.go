@@ -9,9 +9,10 @@
 // row. decode's flags, its errors and decodejob take every format from
 // the table, and nothing else names one.
 //
-// # Builds
+// # Binaries
 //
-// The Parquet row (parquet.go) is built only without the car tag: the
-// car's build (go build -tags car) links no parquet-go, and a name it
-// leaves out (Lookup) gets an error saying which build has it.
+// The Parquet row is a package of its own (internal/outformat/parquetrow)
+// that registers itself when imported: the developer's binary imports
+// it, the car's (cmd/candec-car) does not and links no parquet-go, and a
+// name it leaves out (Lookup) gets an error saying which binary has it.
 package outformat

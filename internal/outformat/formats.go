@@ -35,19 +35,24 @@ type Format struct {
 	OpenLake func(cfg LakeConfig) (Lake, error)
 }
 
-// formats is the table, in the order the help lists them. Rows built in
-// one build only append themselves (parquet.go).
+// formats is the table, in the order the help lists them. A row in a
+// package of its own appends itself (Register) when a binary imports it.
 var formats = []Format{
 	{Name: "json", Aliases: []string{"jsonl"}, Ext: ".jsonl", Note: "JSON lines", New: textWriter(valuelog.JSON)},
 	{Name: "csv", Ext: ".csv", New: textWriter(valuelog.CSV)},
 }
 
-// absent names the formats of the developer's build that this build
-// leaves out.
-var absent []string
+// absent names the formats of the developer's binary that a binary
+// without their package (the car's) leaves out.
+var absent = []string{"parquet"}
 
-// ErrNotInBuild is the error of a format this build leaves out.
+// ErrNotInBuild is the error of a format this binary leaves out.
 var ErrNotInBuild = errors.New("outformat: not in this build (the car's); use the developer's build")
+
+// Register appends the row f to the table. A row in a package of its
+// own (internal/outformat/parquetrow) calls it from its init, so a
+// binary has the row if and only if it imports that package.
+func Register(f Format) { formats = append(formats, f) }
 
 // textWriter is the constructor of a format of value lines (valuelog).
 func textWriter(f valuelog.Format) func(io.Writer, func() (string, error)) (Sink, error) {

@@ -13,7 +13,7 @@ import (
 // so (ErrNotInBuild). Each build has json and csv, and Parquet or its
 // absence, never both.
 func TestLookup(t *testing.T) {
-	car := slices.Contains(absent, "parquet")
+	car := !slices.ContainsFunc(formats, func(f Format) bool { return f.Name == "parquet" })
 	tests := []struct {
 		name, want string
 		binary     bool

@@ -1,6 +1,0 @@
-//go:build car
-
-package main
-
-// carBuild says the tests run in the car's build (-tags car).
-const carBuild = true
