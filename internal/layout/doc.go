@@ -8,7 +8,7 @@
 //
 //	frame, dbc, decoder, capture,      the libraries: they import only
 //	rawbatch, envelope, pipeline,      each other (and outside modules)
-//	mqttclient
+//	mqttclient, mqttclient/wire
 //	service                            the decoder service: libraries only
 //	cmd/candec                         the binary: flags and wiring
 //	internal/…                         what only the binary needs: the
