@@ -5,43 +5,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/mosquitto"
 	"github.com/yukart/candec/mqttclient"
 )
-
-// startMosquitto starts a private mosquitto, stopped when the test ends;
-// without one installed it skips the test, or fails it when
-// CANDEC_REQUIRE_MOSQUITTO is 1.
-func startMosquitto(ctx context.Context, t *testing.T) *stack.Mosquitto {
-	t.Helper()
-	if _, err := stack.FindMosquitto(); err != nil {
-		if os.Getenv("CANDEC_REQUIRE_MOSQUITTO") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	m, err := stack.StartMosquitto(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Stop(0) })
-	return m
-}
 
 // TestAgainstMosquitto subscribes with this client and publishes with
 // paho through a private mosquitto.
 func TestAgainstMosquitto(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := startMosquitto(ctx, t)
+	m := brokertest.StartMosquitto(t, mosquitto.Options{})
 
 	var (
 		mu  sync.Mutex
@@ -121,7 +101,7 @@ func TestAgainstMosquitto(t *testing.T) {
 func TestCloseAfterConnectionEnded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := startMosquitto(ctx, t)
+	m := brokertest.StartMosquitto(t, mosquitto.Options{})
 	c, err := Dial(ctx, mqttclient.Settings{Broker: m.URL, ClientID: "dropped"}, func(_, _ []byte, _ int64) {})
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +180,7 @@ func TestSecureBroker(t *testing.T) {
 func TestPublish1(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	m := startMosquitto(ctx, t)
+	m := brokertest.StartMosquitto(t, mosquitto.Options{})
 	var (
 		mu  sync.Mutex
 		got []string

@@ -14,24 +14,9 @@ import (
 // ErrNoMosquitto: the mosquitto binary is not installed.
 var ErrNoMosquitto = errors.New("stack: mosquitto not found on PATH, in /usr/sbin or /usr/local/sbin; install the Debian package mosquitto (apt-get install mosquitto), or pass --broker URL")
 
-// StartTimeout bounds how long the broker may take to accept
-// connections.
-const StartTimeout = mosquitto.StartTimeout
-
-// FindMosquitto returns the path of the mosquitto binary: from PATH, or
-// /usr/sbin or /usr/local/sbin (Debian installs it in sbin, which a
-// user's PATH often lacks).
-func FindMosquitto() (string, error) {
-	p, err := mosquitto.Find()
-	if err != nil {
-		return "", ErrNoMosquitto
-	}
-	return p, nil
-}
-
-// MosquittoVersion returns "mosquitto 2.0.11" from the first line of
-// `mosquitto -h`, or "mosquitto (unknown version)".
-func MosquittoVersion(exe string) string { return mosquitto.Version(exe) }
+// findMosquitto is mosquitto.Find; a test replaces it to check
+// ErrNoMosquitto.
+var findMosquitto = mosquitto.Find
 
 // Mosquitto is a private broker.
 type Mosquitto struct {
@@ -47,10 +32,11 @@ type Mosquitto struct {
 
 // StartMosquitto starts a private mosquitto in dir on a free port of
 // 127.0.0.1 and waits until it serves connections (mosquitto.Start).
+// Without mosquitto installed it returns ErrNoMosquitto.
 func StartMosquitto(ctx context.Context, dir string) (*Mosquitto, error) {
-	exe, err := FindMosquitto()
+	exe, err := findMosquitto()
 	if err != nil {
-		return nil, err
+		return nil, ErrNoMosquitto
 	}
 	m := &Mosquitto{Name: "broker", Log: filepath.Join(dir, "broker.log"), Version: mosquitto.Version(exe)}
 	out, err := os.Create(m.Log)
