@@ -3,7 +3,6 @@ package benchmarks
 import (
 	"bytes"
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
-	"github.com/yukart/candec/benchmarks/stack"
+	"github.com/yukart/candec/internal/brokertest"
 )
 
 func TestMain(m *testing.M) {
@@ -45,12 +44,7 @@ func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts mosquitto and three processes per run")
 	}
-	if _, err := stack.FindMosquitto(); err != nil {
-		if os.Getenv("CANDEC_REQUIRE_MOSQUITTO") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	brokertest.RequireMosquitto(t)
 	exe := buildCandec(t)
 	f, err := scenario.LoadFile("scenarios.yaml")
 	if err != nil {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/yukart/candec/mqttclient/wire"
 )
 
 // Buffer sizes of a connection Dial made.
@@ -310,7 +312,7 @@ func (b *Batcher) Publish(topic string, payload []byte, retain bool, contentType
 	c.mu.Lock()
 	err := c.err
 	if err == nil {
-		c.buf = appendPublish(c.buf, topic, payload, retain, contentType)
+		c.buf = wire.AppendPublishV5(c.buf, topic, payload, retain, contentType)
 	}
 	c.mu.Unlock()
 	c.Unlock() // writes it unless held

@@ -15,6 +15,7 @@ import (
 	"github.com/eclipse/paho.golang/packets"
 
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/mqttclient/wire"
 )
 
 // readPublish decodes b with paho's packet reader, which must find one
@@ -49,7 +50,7 @@ func checkRead(t testing.TB, p *packets.Publish, topic string, payload []byte, r
 	}
 }
 
-// TestAppendPublish: paho reads back what appendPublish wrote, at the
+// TestAppendPublish: paho reads back what wire.AppendPublishV5 wrote, at the
 // lengths where the variable byte integer grows.
 func TestAppendPublish(t *testing.T) {
 	for _, tc := range []struct {
@@ -70,9 +71,9 @@ func TestAppendPublish(t *testing.T) {
 		if err := checkPublish(tc.topic, payload, tc.ct); err != nil {
 			t.Fatal(err)
 		}
-		b := appendPublish([]byte("kept"), tc.topic, payload, tc.retain, tc.ct)
+		b := wire.AppendPublishV5([]byte("kept"), tc.topic, payload, tc.retain, tc.ct)
 		if string(b[:4]) != "kept" {
-			t.Fatalf("appendPublish changed what was in the buffer: %q", b[:4])
+			t.Fatalf("AppendPublishV5 changed what was in the buffer: %q", b[:4])
 		}
 		checkRead(t, readPublish(t, b[4:]), tc.topic, payload, tc.retain, tc.ct)
 	}
@@ -89,7 +90,7 @@ func TestCheckPublish(t *testing.T) {
 		{"", "", 1, "topic of 0 bytes"},
 		{strings.Repeat("x", 0x10000), "", 1, "topic of 65536 bytes"},
 		{"t", strings.Repeat("c", 0x10000), 1, "content type of 65536 bytes"},
-		{"t", "", maxRemaining, "over MQTT's largest packet"},
+		{"t", "", wire.MaxRemaining, "over MQTT's largest packet"},
 	} {
 		err := checkPublish(tc.topic, make([]byte, tc.payload), tc.ct)
 		if !errors.Is(err, ErrPublishArgs) || !strings.Contains(err.Error(), tc.want) {
@@ -108,7 +109,7 @@ func FuzzAppendPublish(f *testing.F) {
 		if checkPublish(topic, payload, ct) != nil {
 			return
 		}
-		checkRead(t, readPublish(t, appendPublish(nil, topic, payload, retain, ct)), topic, payload, retain, ct)
+		checkRead(t, readPublish(t, wire.AppendPublishV5(nil, topic, payload, retain, ct)), topic, payload, retain, ct)
 	})
 }
 

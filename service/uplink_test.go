@@ -42,12 +42,7 @@ type uplink struct {
 // startUplink starts the uplink.
 func startUplink(t *testing.T) *uplink {
 	t.Helper()
-	if brokertest.FindMosquitto() == "" {
-		if os.Getenv(brokertest.RequireEnv) == "1" {
-			t.Fatal("mosquitto not found")
-		}
-		t.Skip("mosquitto not found (the embedded broker has no bridges)")
-	}
+	brokertest.RequireMosquitto(t) // the embedded broker has no bridges
 	u := &uplink{dir: t.TempDir()}
 	u.ca = brokertest.NewCA(t, u.dir)
 	u.startCloud(t)
@@ -103,13 +98,8 @@ func (u *uplink) startCloud(t *testing.T) {
 // before.
 func (u *uplink) restartCloud(t *testing.T) {
 	t.Helper()
-	p, err := mosquitto.Start(context.Background(), u.cloudOpts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.cloud = p
-	u.cloudOpts.Port = portOf(t, p.Addr)
-	t.Cleanup(func() { _ = p.Stop(5 * time.Second) })
+	u.cloud = brokertest.StartMosquitto(t, u.cloudOpts)
+	u.cloudOpts.Port = portOf(t, u.cloud.Addr)
 }
 
 // startCar starts the car's broker with bridge.conf as shipped, pointed
@@ -131,15 +121,10 @@ func (u *uplink) startCar(t *testing.T) {
 		"bridge_certfile ": "bridge_certfile " + cert,
 		"bridge_keyfile ":  "bridge_keyfile " + key,
 	})
-	p, err := mosquitto.Start(context.Background(), mosquitto.Options{Dir: dir, Verbose: true, Persistence: true, Extra: conf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.car = p
+	u.car = brokertest.StartMosquitto(t, mosquitto.Options{Dir: dir, Verbose: true, Persistence: true, Extra: conf})
 	t.Cleanup(func() {
-		_ = p.Stop(5 * time.Second)
 		if t.Failed() {
-			t.Logf("car's broker:\n%s\ncloud broker:\n%s", mosquitto.LogTail(dir, 20), mosquitto.LogTail(u.cloudOpts.Dir, 20))
+			t.Logf("cloud broker:\n%s", mosquitto.LogTail(u.cloudOpts.Dir, 20))
 		}
 	})
 }
@@ -347,12 +332,7 @@ func connectCert(t *testing.T, rawURL string, ca *brokertest.CA, cn string) *acl
 // prefix and nowhere else: kart02 cannot put a window into kart01's
 // stream, and the ingest, which reads every car's, never sees one.
 func TestFleetACL(t *testing.T) {
-	if brokertest.FindMosquitto() == "" {
-		if os.Getenv(brokertest.RequireEnv) == "1" {
-			t.Fatal("mosquitto not found")
-		}
-		t.Skip("mosquitto not found (the embedded broker has no client certificates)")
-	}
+	brokertest.RequireMosquitto(t) // the embedded broker has no client certificates
 	u := &uplink{dir: t.TempDir()}
 	u.ca = brokertest.NewCA(t, u.dir)
 	u.startCloud(t)

@@ -45,13 +45,7 @@ func TestWindowStreamQoS1NoLoss(t *testing.T) {
 // ends.
 func startNagleBroker(t *testing.T) string {
 	t.Helper()
-	exe := brokertest.FindMosquitto()
-	if exe == "" {
-		if os.Getenv(brokertest.RequireEnv) == "1" {
-			t.Fatal("mosquitto not found")
-		}
-		t.Skip("mosquitto not found")
-	}
+	exe := brokertest.RequireMosquitto(t)
 	port, err := mosquitto.FreePort()
 	if err != nil {
 		t.Fatal(err)

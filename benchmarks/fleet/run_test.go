@@ -2,13 +2,12 @@ package fleet
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/internal/brokertest"
 )
 
 // TestRun runs a small fleet through a real mosquitto into two
@@ -19,12 +18,7 @@ func TestRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds candec and starts mosquitto and two ingests")
 	}
-	if _, err := mosquitto.Find(); err != nil {
-		if os.Getenv("CANDEC_REQUIRE_MOSQUITTO") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	brokertest.RequireMosquitto(t)
 	exe := filepath.Join(t.TempDir(), "candec")
 	cmd := exec.Command("go", "build", "-o", exe, "./cmd/candec")
 	cmd.Dir = filepath.Join("..", "..")

@@ -11,7 +11,10 @@
 // goroutine hand-off, a callback slice copied) becomes a share of the
 // CPU the broker competes for: the observer changes what it observes.
 // This client reads each packet into one reusable buffer and calls the
-// callback in place.
+// callback in place. Its packets are package mqttclient/wire's, the
+// codec mqttclient's Batcher writes with; paho's own packet reader costs
+// some 70 times as much a message (wire's BenchmarkReadPublish: 40
+// against 2,841 ns, 0 against 22 allocations).
 //
 // # What it does not do
 //
@@ -20,11 +23,4 @@
 // says so (Client.Err). It reaches a broker as every candec client does
 // (mqttclient.Settings: TLS, a user name and password, TCP_NODELAY), so
 // a bench against the car's broker measures the same path.
-//
-// # Packets
-//
-//	fixed header   byte 0: type << 4 | flags; then the remaining length,
-//	               7 bits a byte, low bits first, top bit "more" (≤ 4 bytes)
-//	PUBLISH        topic (u16 length + bytes) [packet id if QoS > 0] payload
-//	SUBACK         packet id, one return code per filter (0x80: refused)
 package mqttsub

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/mqttclient"
+	"github.com/yukart/candec/mqttclient/wire"
 )
 
 // Errors.
@@ -22,19 +23,6 @@ var (
 	ErrRefused = errors.New("mqttsub: refused")
 	// ErrClosed: the client was closed.
 	ErrClosed = errors.New("mqttsub: closed")
-)
-
-// Packet types (MQTT 3.1.1, section 2.2.1).
-const (
-	typeConnect    = 1
-	typeConnack    = 2
-	typePublish    = 3
-	typePuback     = 4
-	typeSubscribe  = 8
-	typeSuback     = 9
-	typePingreq    = 12
-	typePingresp   = 13
-	typeDisconnect = 14
 )
 
 // Limits.
@@ -75,7 +63,6 @@ type Client struct {
 	pubIDs   map[uint16]struct{}
 	pubNext  uint16
 	pubAcked uint64
-	pubBuf   []byte
 }
 
 // Dial connects to the broker of s (its URL, TLS files, user name and
@@ -103,38 +90,28 @@ func Dial(ctx context.Context, s mqttclient.Settings, h Handler) (*Client, error
 	return c, nil
 }
 
+// protocol marks a malformed packet as ErrProtocol.
+func protocol(err error) error {
+	if errors.Is(err, wire.ErrMalformed) {
+		return fmt.Errorf("%w: %w", ErrProtocol, err)
+	}
+	return err
+}
+
 // handshake sends CONNECT and reads CONNACK.
 func (c *Client) handshake(ctx context.Context, clientID, user, pass string) error {
-	flags := byte(0x02) // clean session
-	if user != "" {
-		flags |= 0x80
-		if pass != "" {
-			flags |= 0x40 // 3.1.1 allows a password only with a user name
-		}
-	}
-	var vh []byte
-	vh = appendString(vh, "MQTT")
-	vh = append(vh, 4, flags) // level 3.1.1
-	vh = binary.BigEndian.AppendUint16(vh, uint16(c.keepAlive/time.Second))
-	vh = appendString(vh, clientID)
-	if flags&0x80 != 0 {
-		vh = appendString(vh, user)
-	}
-	if flags&0x40 != 0 {
-		vh = appendString(vh, pass)
-	}
 	if dl, ok := ctx.Deadline(); ok {
 		c.conn.SetDeadline(dl)
 		defer c.conn.SetDeadline(time.Time{})
 	}
-	if _, err := c.conn.Write(packet(typeConnect<<4, vh)); err != nil {
+	if _, err := c.conn.Write(wire.AppendConnectV311(nil, clientID, user, pass, c.keepAlive)); err != nil {
 		return fmt.Errorf("mqttsub: connect: %w", err)
 	}
 	var ack [4]byte
 	if _, err := io.ReadFull(c.conn, ack[:]); err != nil {
 		return fmt.Errorf("mqttsub: connack: %w", err)
 	}
-	if ack[0]>>4 != typeConnack || ack[1] != 2 {
+	if ack[0]>>4 != wire.Connack || ack[1] != 2 {
 		return fmt.Errorf("%w: expected CONNACK, got % x", ErrProtocol, ack)
 	}
 	if ack[3] != 0 {
@@ -157,12 +134,7 @@ func (c *Client) Subscribe(ctx context.Context, filters ...string) error {
 	c.nextID++
 	id := c.nextID
 	c.wmu.Unlock()
-	vh := binary.BigEndian.AppendUint16(nil, id)
-	for _, f := range filters {
-		vh = appendString(vh, f)
-		vh = append(vh, 0)
-	}
-	if err := c.write(packet(typeSubscribe<<4|0x2, vh)); err != nil {
+	if err := c.write(wire.AppendSubscribeV311(nil, id, filters...)); err != nil {
 		return err
 	}
 	select {
@@ -199,7 +171,7 @@ func (c *Client) Close() error {
 	c.errMu.Lock()
 	c.closing = true
 	c.errMu.Unlock()
-	_ = c.write([]byte{typeDisconnect << 4, 0}) // fails on an ended connection: nothing to tell the broker then
+	_ = c.write([]byte{wire.Disconnect << 4, 0}) // fails on an ended connection: nothing to tell the broker then
 	err := c.closeConn()
 	<-c.done
 	return err
@@ -227,7 +199,7 @@ func (c *Client) pinger() {
 		case <-c.done:
 			return
 		case <-t.C:
-			if c.write([]byte{typePingreq << 4, 0}) != nil {
+			if c.write([]byte{wire.Pingreq << 4, 0}) != nil {
 				return
 			}
 		}
@@ -250,18 +222,18 @@ func (c *Client) readLoop() {
 func (c *Client) read(r *bufio.Reader) error {
 	var buf []byte
 	for {
-		typ, body, err := ReadPacket(r, &buf)
+		typ, body, err := wire.ReadPacket(r, &buf, MaxPacket)
 		if err != nil {
-			return err
+			return protocol(err)
 		}
 		switch typ >> 4 {
-		case typePublish:
-			topic, payload, err := ParsePublish(typ, body)
+		case wire.Publish:
+			topic, payload, err := wire.ParsePublishV311(typ, body)
 			if err != nil {
-				return err
+				return protocol(err)
 			}
 			c.handler(topic, payload, time.Now().UnixNano())
-		case typeSuback:
+		case wire.Suback:
 			if len(body) < 2 {
 				return fmt.Errorf("%w: short SUBACK", ErrProtocol)
 			}
@@ -269,102 +241,16 @@ func (c *Client) read(r *bufio.Reader) error {
 			case c.acks <- append([]byte(nil), body[2:]...):
 			default:
 			}
-		case typePuback:
+		case wire.Puback:
 			if len(body) < 2 {
 				return fmt.Errorf("%w: short PUBACK", ErrProtocol)
 			}
 			c.acked(binary.BigEndian.Uint16(body))
-		case typePingresp:
+		case wire.Pingresp:
 		default:
 			return fmt.Errorf("%w: unexpected packet type %d", ErrProtocol, typ>>4)
 		}
 	}
-}
-
-// ReadPacket reads one packet from r into *buf (grown as needed) and
-// returns its first byte and its body (the bytes after the remaining
-// length), which is valid until the next call.
-func ReadPacket(r *bufio.Reader, buf *[]byte) (byte, []byte, error) {
-	typ, err := r.ReadByte()
-	if err != nil {
-		return 0, nil, err
-	}
-	var n, shift int
-	for i := 0; ; i++ {
-		b, err := r.ReadByte()
-		if err != nil {
-			return 0, nil, unexpected(err)
-		}
-		n |= int(b&0x7f) << shift
-		if b&0x80 == 0 {
-			break
-		}
-		shift += 7
-		if i == 3 {
-			return 0, nil, fmt.Errorf("%w: remaining length longer than 4 bytes", ErrProtocol)
-		}
-	}
-	if n > MaxPacket {
-		return 0, nil, fmt.Errorf("%w: packet of %d bytes (at most %d)", ErrProtocol, n, MaxPacket)
-	}
-	if cap(*buf) < n {
-		*buf = make([]byte, n)
-	}
-	b := (*buf)[:n]
-	if _, err := io.ReadFull(r, b); err != nil {
-		return 0, nil, unexpected(err)
-	}
-	return typ, b, nil
-}
-
-// ParsePublish splits a PUBLISH body into topic and payload.
-func ParsePublish(typ byte, body []byte) (topic, payload []byte, err error) {
-	if len(body) < 2 {
-		return nil, nil, fmt.Errorf("%w: PUBLISH shorter than its topic length", ErrProtocol)
-	}
-	tl := int(binary.BigEndian.Uint16(body))
-	rest := body[2:]
-	if tl > len(rest) {
-		return nil, nil, fmt.Errorf("%w: PUBLISH topic of %d bytes in %d", ErrProtocol, tl, len(rest))
-	}
-	topic, rest = rest[:tl], rest[tl:]
-	if qos := typ >> 1 & 3; qos > 0 {
-		if qos == 3 || len(rest) < 2 {
-			return nil, nil, fmt.Errorf("%w: PUBLISH with QoS %d", ErrProtocol, qos)
-		}
-		rest = rest[2:] // packet id: never acknowledged, the subscriptions are QoS 0
-	}
-	return topic, rest, nil
-}
-
-func unexpected(err error) error {
-	if errors.Is(err, io.EOF) {
-		return io.ErrUnexpectedEOF
-	}
-	return err
-}
-
-// packet builds a packet from its first byte and body.
-func packet(first byte, body []byte) []byte {
-	p := []byte{first}
-	n := len(body)
-	for {
-		b := byte(n & 0x7f)
-		n >>= 7
-		if n > 0 {
-			b |= 0x80
-		}
-		p = append(p, b)
-		if n == 0 {
-			break
-		}
-	}
-	return append(p, body...)
-}
-
-func appendString(b []byte, s string) []byte {
-	b = binary.BigEndian.AppendUint16(b, uint16(len(s)))
-	return append(b, s...)
 }
 
 // Publish1 publishes payload on topic at QoS 1, not retained, without
@@ -383,11 +269,7 @@ func (c *Client) Publish1(topic string, payload []byte) error {
 	}
 	id := c.nextPubID()
 	c.pubIDs[id] = struct{}{}
-	body := appendString(c.pubBuf[:0], topic)
-	body = binary.BigEndian.AppendUint16(body, id)
-	body = append(body, payload...)
-	c.pubBuf = body
-	p := packet(typePublish<<4|1<<1, body)
+	p := wire.AppendPublishV311(make([]byte, 0, 9+len(topic)+len(payload)), topic, 1, id, payload)
 	c.pubMu.Unlock()
 	return c.write(p)
 }

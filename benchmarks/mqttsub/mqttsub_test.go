@@ -1,168 +1,27 @@
 package mqttsub
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/mosquitto"
 	"github.com/yukart/candec/mqttclient"
 )
-
-func publishPacket(topic string, payload []byte, qos byte) []byte {
-	body := appendString(nil, topic)
-	if qos > 0 {
-		body = append(body, 0, 7)
-	}
-	body = append(body, payload...)
-	return packet(typePublish<<4|qos<<1, body)
-}
-
-func TestReadPacket(t *testing.T) {
-	big := bytes.Repeat([]byte{0xab}, 300) // a two-byte remaining length
-	var in []byte
-	in = append(in, publishPacket("yukart/vehicle/Speed", []byte(`{"value":1}`), 0)...)
-	in = append(in, publishPacket("a", big, 1)...)
-	in = append(in, typePingresp<<4, 0)
-	r := bufio.NewReader(bytes.NewReader(in))
-	var buf []byte
-
-	typ, body, err := ReadPacket(r, &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topic, payload, err := ParsePublish(typ, body)
-	if err != nil || string(topic) != "yukart/vehicle/Speed" || string(payload) != `{"value":1}` {
-		t.Errorf("first: topic %q, payload %q, %v; want yukart/vehicle/Speed, {\"value\":1}", topic, payload, err)
-	}
-	typ, body, err = ReadPacket(r, &buf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	topic, payload, err = ParsePublish(typ, body)
-	if err != nil || string(topic) != "a" || !bytes.Equal(payload, big) {
-		t.Errorf("second (QoS 1): topic %q, %d payload bytes, %v; want a, 300", topic, len(payload), err)
-	}
-	if typ, _, err := ReadPacket(r, &buf); err != nil || typ>>4 != typePingresp {
-		t.Errorf("third: type %d, %v; want PINGRESP", typ>>4, err)
-	}
-	if _, _, err := ReadPacket(r, &buf); !errors.Is(err, io.EOF) {
-		t.Errorf("at the end: %v, want io.EOF", err)
-	}
-}
-
-func TestReadPacketErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		in   []byte
-		want error
-	}{
-		{"length too long", []byte{0x30, 0xff, 0xff, 0xff, 0xff, 0x01}, ErrProtocol},
-		{"over the limit", []byte{0x30, 0xff, 0xff, 0xff, 0x7f}, ErrProtocol},
-		{"cut in the length", []byte{0x30, 0x80}, io.ErrUnexpectedEOF},
-		{"cut in the body", []byte{0x30, 0x05, 0, 1}, io.ErrUnexpectedEOF},
-	}
-	for _, tt := range tests {
-		var buf []byte
-		_, _, err := ReadPacket(bufio.NewReader(bytes.NewReader(tt.in)), &buf)
-		if !errors.Is(err, tt.want) {
-			t.Errorf("%s: error %v, want %v", tt.name, err, tt.want)
-		}
-	}
-	for _, body := range [][]byte{{0}, {0, 5, 'a'}} {
-		if _, _, err := ParsePublish(typePublish<<4, body); !errors.Is(err, ErrProtocol) {
-			t.Errorf("ParsePublish(% x) error %v, want ErrProtocol", body, err)
-		}
-	}
-	if _, _, err := ParsePublish(typePublish<<4|3<<1, []byte{0, 1, 'a', 0, 1}); !errors.Is(err, ErrProtocol) {
-		t.Errorf("ParsePublish with QoS 3: %v, want ErrProtocol", err)
-	}
-}
-
-func TestRemainingLengthEncoding(t *testing.T) {
-	for _, n := range []int{0, 1, 127, 128, 16383, 16384, 2097151, 2097152} {
-		p := packet(typePublish<<4, make([]byte, n))
-		var buf []byte
-		_, body, err := ReadPacket(bufio.NewReader(bytes.NewReader(p)), &buf)
-		if err != nil || len(body) != n {
-			t.Errorf("length %d: read %d bytes, %v", n, len(body), err)
-		}
-	}
-}
-
-func FuzzReadPacket(f *testing.F) {
-	f.Add(publishPacket("t", []byte("x"), 0))
-	f.Add(publishPacket("yukart/can/raw", make([]byte, 200), 1))
-	f.Add([]byte{0x90, 3, 0, 1, 0x80})
-	f.Fuzz(func(t *testing.T, in []byte) {
-		r := bufio.NewReader(bytes.NewReader(in))
-		var buf []byte
-		for {
-			typ, body, err := ReadPacket(r, &buf)
-			if err != nil {
-				return
-			}
-			if typ>>4 == typePublish {
-				topic, payload, err := ParsePublish(typ, body)
-				if err == nil && len(topic)+len(payload) > len(body) {
-					t.Fatalf("topic %d + payload %d bytes from a body of %d", len(topic), len(payload), len(body))
-				}
-			}
-		}
-	})
-}
-
-func TestReadAllocs(t *testing.T) {
-	p := publishPacket("yukart/vehicle/Speed", []byte(`{"value":1,"ts":1,"seq":1}`), 0)
-	src := bytes.NewReader(nil)
-	r := bufio.NewReader(src)
-	var buf []byte
-	n := testing.AllocsPerRun(1000, func() {
-		src.Reset(p)
-		r.Reset(src)
-		typ, body, _ := ReadPacket(r, &buf)
-		_, _, _ = ParsePublish(typ, body)
-	})
-	if n != 0 {
-		t.Errorf("reading a PUBLISH allocates %v times, want 0", n)
-	}
-}
-
-// startMosquitto starts a private mosquitto, stopped when the test ends;
-// without one installed it skips the test, or fails it when
-// CANDEC_REQUIRE_MOSQUITTO is 1.
-func startMosquitto(ctx context.Context, t *testing.T) *stack.Mosquitto {
-	t.Helper()
-	if _, err := stack.FindMosquitto(); err != nil {
-		if os.Getenv("CANDEC_REQUIRE_MOSQUITTO") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	m, err := stack.StartMosquitto(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = m.Stop(0) })
-	return m
-}
 
 // TestAgainstMosquitto subscribes with this client and publishes with
 // paho through a private mosquitto.
 func TestAgainstMosquitto(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := startMosquitto(ctx, t)
+	m := brokertest.StartMosquitto(t, mosquitto.Options{})
 
 	var (
 		mu  sync.Mutex
@@ -242,7 +101,7 @@ func TestAgainstMosquitto(t *testing.T) {
 func TestCloseAfterConnectionEnded(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	m := startMosquitto(ctx, t)
+	m := brokertest.StartMosquitto(t, mosquitto.Options{})
 	c, err := Dial(ctx, mqttclient.Settings{Broker: m.URL, ClientID: "dropped"}, func(_, _ []byte, _ int64) {})
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +180,7 @@ func TestSecureBroker(t *testing.T) {
 func TestPublish1(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	m := startMosquitto(ctx, t)
+	m := brokertest.StartMosquitto(t, mosquitto.Options{})
 	var (
 		mu  sync.Mutex
 		got []string

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/yukart/candec/internal/mosquitto"
 )
@@ -14,46 +13,31 @@ import (
 // ErrNoMosquitto: the mosquitto binary is not installed.
 var ErrNoMosquitto = errors.New("stack: mosquitto not found on PATH, in /usr/sbin or /usr/local/sbin; install the Debian package mosquitto (apt-get install mosquitto), or pass --broker URL")
 
-// StartTimeout bounds how long the broker may take to accept
-// connections.
-const StartTimeout = mosquitto.StartTimeout
+// findMosquitto is mosquitto.Find; a test replaces it to check
+// ErrNoMosquitto.
+var findMosquitto = mosquitto.Find
 
-// FindMosquitto returns the path of the mosquitto binary: from PATH, or
-// /usr/sbin or /usr/local/sbin (Debian installs it in sbin, which a
-// user's PATH often lacks).
-func FindMosquitto() (string, error) {
-	p, err := mosquitto.Find()
-	if err != nil {
-		return "", ErrNoMosquitto
-	}
-	return p, nil
-}
-
-// MosquittoVersion returns "mosquitto 2.0.11" from the first line of
-// `mosquitto -h`, or "mosquitto (unknown version)".
-func MosquittoVersion(exe string) string { return mosquitto.Version(exe) }
-
-// Mosquitto is a private broker.
+// Mosquitto is a private broker: a Process named "broker" whose Log
+// holds its standard output and error (its own log is
+// internal/mosquitto's LogFile in the run's directory).
 type Mosquitto struct {
-	*mosquitto.Process
-	// Name names it in errors: "broker".
-	Name string
-	// Log is the file that holds its standard output and error; its own
-	// log is Process.Log.
-	Log string
+	*Process
+	// Addr is 127.0.0.1:port; URL mqtt://127.0.0.1:port.
+	Addr, URL string
 	// Version is the broker's version line.
 	Version string
 }
 
 // StartMosquitto starts a private mosquitto in dir on a free port of
 // 127.0.0.1 and waits until it serves connections (mosquitto.Start).
+// Without mosquitto installed it returns ErrNoMosquitto.
 func StartMosquitto(ctx context.Context, dir string) (*Mosquitto, error) {
-	exe, err := FindMosquitto()
+	exe, err := findMosquitto()
 	if err != nil {
-		return nil, err
+		return nil, ErrNoMosquitto
 	}
-	m := &Mosquitto{Name: "broker", Log: filepath.Join(dir, "broker.log"), Version: mosquitto.Version(exe)}
-	out, err := os.Create(m.Log)
+	log := filepath.Join(dir, "broker.log")
+	out, err := os.Create(log)
 	if err != nil {
 		return nil, fmt.Errorf("stack: broker: %w", err)
 	}
@@ -63,18 +47,5 @@ func StartMosquitto(ctx context.Context, dir string) (*Mosquitto, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stack: %w", err)
 	}
-	m.Process = p
-	return m, nil
-}
-
-// Running returns nil while the broker runs, or an error wrapping
-// ErrExited with its exit status and the end of its output.
-func (m *Mosquitto) Running() error { return running(m.Process.Process, m.Name, m.Log) }
-
-// Stop sends SIGTERM to the broker and waits for it to exit, then
-// SIGKILL after timeout (≤ 0: DefaultStopTimeout). It returns the
-// broker's exit error, nil for a clean exit, and is safe to call more
-// than once.
-func (m *Mosquitto) Stop(timeout time.Duration) error {
-	return stop(m.Process.Process, m.Name, timeout)
+	return &Mosquitto{Process: &Process{Process: p.Process, Name: "broker", Log: log}, Addr: p.Addr, URL: p.URL, Version: mosquitto.Version(exe)}, nil
 }

@@ -70,16 +70,13 @@ func StartProcess(name string, o Options, exe string, args ...string) (*Process,
 }
 
 // Running returns nil while the process runs, or an error wrapping
-// ErrExited with its exit status and the last line of its log.
-func (p *Process) Running() error { return running(p.Process, p.Name, p.Log) }
-
-// running is Running of c, named name, logging to log. The error is
-// one line: the log's last line is where a candec command says why it
+// ErrExited with its exit status and the last line of its log. The error
+// is one line: the log's last line is where a candec command says why it
 // stopped; the rest stays in the log.
-func running(c *child.Process, name, log string) error {
+func (p *Process) Running() error {
 	select {
-	case <-c.Exited():
-		return fmt.Errorf("%w: %s: %v: %s", ErrExited, name, c.Err(), Tail(log, 1))
+	case <-p.Exited():
+		return fmt.Errorf("%w: %s: %v: %s", ErrExited, p.Name, p.Err(), Tail(p.Log, 1))
 	default:
 		return nil
 	}
@@ -89,17 +86,12 @@ func running(c *child.Process, name, log string) error {
 // after timeout (≤ 0: DefaultStopTimeout). It returns the process's
 // exit error, nil for a clean exit, and is safe to call more than once.
 func (p *Process) Stop(timeout time.Duration) error {
-	return stop(p.Process, p.Name, timeout)
-}
-
-// stop stops c, named name in errors.
-func stop(c *child.Process, name string, timeout time.Duration) error {
 	if timeout <= 0 {
 		timeout = DefaultStopTimeout
 	}
-	err := c.Stop(timeout)
+	err := p.Process.Stop(timeout)
 	if errors.Is(err, child.ErrKilled) {
-		return fmt.Errorf("stack: %s did not stop within %v of SIGTERM; killed", name, timeout)
+		return fmt.Errorf("stack: %s did not stop within %v of SIGTERM; killed", p.Name, timeout)
 	}
 	return err
 }

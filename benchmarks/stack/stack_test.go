@@ -4,40 +4,29 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/mosquitto"
 )
 
 func TestNoMosquittoErrorNamesThePackage(t *testing.T) {
 	if !strings.Contains(ErrNoMosquitto.Error(), "Debian package mosquitto") {
 		t.Errorf("ErrNoMosquitto = %q, want it to name the Debian package", ErrNoMosquitto)
 	}
-	t.Setenv("PATH", t.TempDir())
-	if _, err := exec.LookPath("mosquitto"); err == nil {
-		t.Skip("mosquitto still on PATH")
-	}
-	p, err := FindMosquitto()
-	if _, statErr := os.Stat("/usr/sbin/mosquitto"); statErr == nil {
-		if err != nil || p != "/usr/sbin/mosquitto" {
-			t.Errorf("FindMosquitto with an empty PATH = %q, %v; want /usr/sbin/mosquitto", p, err)
-		}
-		return
-	}
-	if !errors.Is(err, ErrNoMosquitto) && p == "" {
-		t.Errorf("FindMosquitto error = %v, want ErrNoMosquitto", err)
+	findMosquitto = func() (string, error) { return "", mosquitto.ErrNotFound }
+	defer func() { findMosquitto = mosquitto.Find }()
+	m, err := StartMosquitto(context.Background(), t.TempDir())
+	if !errors.Is(err, ErrNoMosquitto) || m != nil {
+		t.Errorf("StartMosquitto without mosquitto = %v, %v; want ErrNoMosquitto", m, err)
 	}
 }
 
 func TestStartMosquitto(t *testing.T) {
-	if _, err := FindMosquitto(); err != nil {
-		if os.Getenv("CANDEC_REQUIRE_MOSQUITTO") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	brokertest.RequireMosquitto(t)
 	ctx := context.Background()
 	m, err := StartMosquitto(ctx, t.TempDir())
 	if err != nil {

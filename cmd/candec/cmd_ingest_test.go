@@ -31,17 +31,7 @@ import (
 // them, acknowledge them and exit 0: the lake has them, with their
 // manifest, and the broker sends none of them again.
 func TestIngestSIGTERMCommits(t *testing.T) {
-	if brokertest.FindMosquitto() == "" {
-		if os.Getenv(brokertest.RequireEnv) == "1" {
-			t.Fatal("mosquitto not found")
-		}
-		t.Skip("mosquitto not found")
-	}
-	b, err := mosquitto.Start(context.Background(), mosquitto.Options{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = b.Stop(5 * time.Second) })
+	b := brokertest.StartMosquitto(t, mosquitto.Options{})
 	lake := filepath.Join(t.TempDir(), "lake")
 	args := []string{"ingest", "--broker", b.URL, "--dbc", yukartDBC, "--out-dir", lake, "--id", "sigterm", "--roll-age", "1h"}
 	p, stderr := startCandec(t, nil, args...)
@@ -127,25 +117,9 @@ func publishQoS1(t *testing.T, url, topic string, payloads [][]byte) {
 // (an unfinished commit's files are gone), and the files hold the rows
 // the manifests count.
 func TestIngestSIGKILLResumes(t *testing.T) {
-	if brokertest.FindMosquitto() == "" {
-		if os.Getenv(brokertest.RequireEnv) == "1" {
-			t.Fatal("mosquitto not found")
-		}
-		t.Skip("mosquitto not found")
-	}
 	// fleet.conf's queue: mosquitto's default, 1,000, drops what comes
 	// for the instance while it is away past that.
-	dir := t.TempDir()
-	b, err := mosquitto.Start(context.Background(), mosquitto.Options{Dir: dir, Verbose: true, Extra: "max_queued_messages 360000\n"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = b.Stop(5 * time.Second)
-		if t.Failed() {
-			t.Logf("broker:\n%s", mosquitto.LogTail(dir, 20))
-		}
-	})
+	b := brokertest.StartMosquitto(t, mosquitto.Options{Verbose: true, Extra: "max_queued_messages 360000\n"})
 	lake := filepath.Join(t.TempDir(), "lake")
 	args := []string{"ingest", "--broker", b.URL, "--dbc", yukartDBC, "--out-dir", lake, "--id", "k", "--max-unacked", "100", "--roll-age", "300ms"}
 	p, stderr := startCandec(t, nil, args...)

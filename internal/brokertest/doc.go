@@ -11,6 +11,15 @@
 // reconnection. Package internal/mosquitto does the starting and
 // stopping, for the bench's broker too.
 //
+// StartMosquitto starts mosquitto with a test's own options (a bridge, a
+// plugin, persistence, a queue limit: anything package internal/mosquitto
+// configures) and stops it when the test ends, with its log's end in the
+// output of a failed test; RequireMosquitto skips a test that needs the
+// real broker where it is missing. Tests start brokers through these,
+// Start and StartSecure; only a test that runs a whole configuration of
+// its own (the shipped candec.conf, a broker without set_tcp_nodelay) or
+// checks that a broker refuses to start calls internal/mosquitto itself.
+//
 // StartSecure runs mosquitto the way the car does: a password file, a
 // TLS listener whose CA and certificates the test generates, optionally
 // requiring a client certificate (whose common name may be the user),

@@ -2,7 +2,6 @@ package brokertest
 
 import (
 	"cmp"
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -106,16 +105,7 @@ func StartSecure(t testing.TB, s Secure) *SecureBroker {
 			b.CertFile, b.KeyFile = ca.issue(t, dir, "client", cmp.Or(s.User, "client"), false)
 		}
 	}
-	p, err := mosquitto.Start(context.Background(), o)
-	if err != nil {
-		t.Fatalf("brokertest: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = p.Stop(StopTimeout)
-		if t.Failed() {
-			t.Logf("mosquitto log:\n%s", mosquitto.LogTail(dir, 30))
-		}
-	})
+	p := StartMosquitto(t, o)
 	b.URL, b.Log = p.URL, p.Log
 	return b
 }

@@ -36,12 +36,7 @@ type fleet struct {
 
 func startFleet(t testing.TB) *fleet {
 	t.Helper()
-	if brokertest.FindMosquitto() == "" {
-		if os.Getenv(brokertest.RequireEnv) == "1" {
-			t.Fatal("mosquitto not found")
-		}
-		t.Skip("mosquitto not found")
-	}
+	brokertest.RequireMosquitto(t)
 	f := &fleet{dir: t.TempDir()}
 	f.plugin = brokertest.BuildPlugin(t, filepath.Join("..", "..", "deploy", "mosquitto", "candec_fleet.c"))
 	f.ca = brokertest.NewCA(t, f.dir)
@@ -87,18 +82,8 @@ func aclUsers(t testing.TB, acl string) []string {
 func (f *fleet) start(t testing.TB) {
 	t.Helper()
 	f.opts.Extra = fleetConf(t, f.plugin, f.opts.ACLFile)
-	p, err := mosquitto.Start(context.Background(), f.opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.b = p
-	f.opts.Port = portOf(p.Addr)
-	t.Cleanup(func() {
-		_ = p.Stop(5 * time.Second)
-		if t.Failed() {
-			t.Logf("broker:\n%s", mosquitto.LogTail(f.dir, 30))
-		}
-	})
+	f.b = brokertest.StartMosquitto(t, f.opts)
+	f.opts.Port = portOf(f.b.Addr)
 }
 
 func portOf(addr string) int {

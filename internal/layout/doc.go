@@ -8,7 +8,7 @@
 //
 //	frame, dbc, decoder, capture,      the libraries: they import only
 //	rawbatch, envelope, pipeline,      each other (and outside modules)
-//	mqttclient
+//	mqttclient, mqttclient/wire
 //	service                            the decoder service: libraries only
 //	cmd/candec                         the developer's and the cloud's binary: every command
 //	cmd/candec-car                     the car's binary (the .deb's): the car's commands

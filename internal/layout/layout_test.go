@@ -16,7 +16,7 @@ import (
 const module = "github.com/yukart/candec"
 
 // libraries are the top-level packages another Go program may import.
-var libraries = []string{"frame", "dbc", "decoder", "capture", "rawbatch", "envelope", "pipeline", "mqttclient"}
+var libraries = []string{"frame", "dbc", "decoder", "capture", "rawbatch", "envelope", "pipeline", "mqttclient", "mqttclient/wire"}
 
 // shared are the internal packages every package may import: leaves
 // that import nothing of the module (only the standard library), for

@@ -86,24 +86,7 @@ func testIngestLake(t *testing.T, srv *server) {
 // the service (TestFleetACL) and the ingest (TestBadInputThroughBroker).
 func startBroker(t *testing.T) *mosquitto.Process {
 	t.Helper()
-	if brokertest.FindMosquitto() == "" {
-		if os.Getenv(brokertest.RequireEnv) == "1" {
-			t.Fatal("mosquitto not found")
-		}
-		t.Skip("mosquitto not found")
-	}
-	dir := t.TempDir()
-	b, err := mosquitto.Start(context.Background(), mosquitto.Options{Dir: dir, Verbose: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = b.Stop(5 * time.Second)
-		if t.Failed() {
-			t.Logf("mosquitto:\n%s", mosquitto.LogTail(dir, 30))
-		}
-	})
-	return b
+	return brokertest.StartMosquitto(t, mosquitto.Options{Verbose: true})
 }
 
 // kartDB is the car's DBC.
