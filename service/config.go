@@ -45,10 +45,6 @@ const (
 	MinReconnectMax = 100 * time.Millisecond
 )
 
-// EnvPrefix starts the name of every environment variable that sets a
-// config key: CANDEC_BROKER sets broker, CANDEC_DBC sets dbc.
-const EnvPrefix = flagenv.EnvPrefix
-
 // EnvConfig names the config file of `candec run`, like --config.
 const EnvConfig = "CANDEC_CONFIG"
 
@@ -264,7 +260,7 @@ func connectionKeys() []key {
 	for _, k := range mqttclient.Keys() {
 		help := k.Help
 		if k.Secret {
-			help += " (prefer " + EnvName(k.Name) + " to a flag)"
+			help += " (prefer " + flagenv.EnvName(k.Name) + " to a flag)"
 		}
 		out = append(out, key{
 			name: k.Name, help: help, path: k.Path,
@@ -284,13 +280,6 @@ func findKey(name string) *key {
 	return nil
 }
 
-// FlagName returns the flag of a key: "client_id" is --client-id.
-func FlagName(key string) string { return flagenv.FlagName(key) }
-
-// EnvName returns the environment variable of a key: "client_id" is
-// CANDEC_CLIENT_ID.
-func EnvName(key string) string { return flagenv.EnvName(key) }
-
 // Override is one value that replaces a key's value from the file.
 type Override struct {
 	// Where names the source, as in ConfigError.
@@ -308,10 +297,10 @@ func EnvOverrides(environ []string) []Override {
 	var out []Override
 	for _, kv := range environ {
 		name, v, ok := strings.Cut(kv, "=")
-		if !ok || !strings.HasPrefix(name, EnvPrefix) || slices.Contains(OtherEnv, name) {
+		if !ok || !strings.HasPrefix(name, flagenv.EnvPrefix) || slices.Contains(OtherEnv, name) {
 			continue
 		}
-		k := strings.ToLower(strings.TrimPrefix(name, EnvPrefix))
+		k := strings.ToLower(strings.TrimPrefix(name, flagenv.EnvPrefix))
 		out = append(out, Override{Where: "environment " + name, Key: k, Value: v})
 	}
 	return out
@@ -330,11 +319,11 @@ func RegisterFlags(fs *flag.FlagSet) *FlagOverrides {
 	fo := &FlagOverrides{}
 	def := DefaultConfig()
 	for _, k := range keys {
-		name := FlagName(k.name)
+		name := flagenv.FlagName(k.name)
 		fs.Var(&flagenv.Value{Default: k.get(&def), Record: func(v string) error {
 			fo.list = append(fo.list, Override{Where: "flag --" + name, Key: k.name, Value: v})
 			return nil
-		}}, name, k.help+" (env "+EnvName(k.name)+")")
+		}}, name, k.help+" (env "+flagenv.EnvName(k.name)+")")
 	}
 	return fo
 }
@@ -419,7 +408,7 @@ func unknownKey(where, name string) error {
 	}
 	if k := nearestKey(name); k != "" {
 		if env {
-			msg += "; did you mean " + EnvName(k) + "?"
+			msg += "; did you mean " + flagenv.EnvName(k) + "?"
 		} else {
 			msg += "; did you mean " + k + "?"
 		}

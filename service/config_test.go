@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/flagenv"
 )
 
 func writeFile(t *testing.T, name, text string) string {
@@ -191,7 +193,7 @@ func TestFlagHelp(t *testing.T) {
 	fs.PrintDefaults()
 	def := DefaultConfig()
 	for _, k := range keys {
-		f := fs.Lookup(FlagName(k.name))
+		f := fs.Lookup(flagenv.FlagName(k.name))
 		name, _ := flag.UnquoteUsage(f)
 		if name == "" || name == "value" {
 			t.Errorf("--%s: got placeholder %q, want one that says what the value is", f.Name, name)
@@ -214,12 +216,12 @@ func TestFlagNames(t *testing.T) {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	RegisterFlags(fs)
 	for _, k := range keys {
-		if fs.Lookup(FlagName(k.name)) == nil {
-			t.Errorf("no flag --%s for key %s", FlagName(k.name), k.name)
+		if fs.Lookup(flagenv.FlagName(k.name)) == nil {
+			t.Errorf("no flag --%s for key %s", flagenv.FlagName(k.name), k.name)
 		}
 	}
-	if got := EnvName("client_id"); got != "CANDEC_CLIENT_ID" {
-		t.Errorf("EnvName(client_id) = %s, want CANDEC_CLIENT_ID", got)
+	if got := flagenv.EnvName("client_id"); got != "CANDEC_CLIENT_ID" {
+		t.Errorf("flagenv.EnvName(client_id) = %s, want CANDEC_CLIENT_ID", got)
 	}
 }
 

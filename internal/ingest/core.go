@@ -16,6 +16,7 @@ import (
 
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/lake"
 )
 
 // maxVehicleBytes bounds a vehicle id once escaped: it names a
@@ -189,7 +190,7 @@ func (c *core) vehicle(id string) *vehicle {
 		return v
 	}
 	id = strings.Clone(id)
-	label := escape(id)
+	label := lake.Escape(id)
 	v := &vehicle{id: id, label: label, prefix: "vehicle=" + label, files: map[fileKey]struct{}{},
 		envs: envelope.NewTracker(), wins: envelope.NewTracker(), m: c.m.vehicle(label)}
 	v.w = c.newWriter(v.prefix)
@@ -324,7 +325,7 @@ func (c *core) take(topic string, payload []byte) error {
 	id, ok := c.vehicleOf(topic)
 	// An id that is not UTF-8 would come back from the commit record as
 	// another (JSON makes it U+FFFD); escaping never shortens one.
-	if !ok || id == "" || (c.vehicles[id] == nil && (len(id) > maxVehicleBytes || !utf8.ValidString(id) || len(escape(id)) > maxVehicleBytes)) {
+	if !ok || id == "" || (c.vehicles[id] == nil && (len(id) > maxVehicleBytes || !utf8.ValidString(id) || len(lake.Escape(id)) > maxVehicleBytes)) {
 		c.malformed(ReasonVehicle)
 		return nil
 	}
@@ -389,7 +390,7 @@ func (c *core) rows(v *vehicle, w *envelope.Window) error {
 		if err := v.w.Write(&c.fr, r.si.bus, r.vals); err != nil {
 			return fmt.Errorf("ingest: write the rows of %s: %w", v.prefix, err)
 		}
-		v.files[fileKey{m, r.si.bus, dayOf(r.ts)}] = struct{}{}
+		v.files[fileKey{m, r.si.bus, lake.Day(r.ts)}] = struct{}{}
 		values += uint64(len(r.vals))
 	}
 	n, rows := uint64(len(w.Items)), uint64(c.grp.n)
@@ -563,7 +564,7 @@ func (c *core) expectedFiles(input string) ([]string, []tableWriter) {
 		}
 		writers = append(writers, v.w)
 		for k := range v.files {
-			names = append(names, v.prefix+"/message="+escape(k.msg.Name)+"/date="+dayDate(k.day)+"/"+escape(k.bus)+"-"+input+".parquet")
+			names = append(names, v.prefix+"/message="+lake.Escape(k.msg.Name)+"/date="+lake.DayDate(k.day)+"/"+lake.Escape(k.bus)+"-"+input+".parquet")
 		}
 	}
 	slices.Sort(names)

@@ -10,6 +10,7 @@ import (
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/lake"
 )
 
 const kartTopic = "fleet/kart01/yukart/window"
@@ -228,7 +229,7 @@ func TestHostileVehicleEscaped(t *testing.T) {
 			}
 			dir, _, _ := strings.Cut(n, "/")
 			v := strings.TrimPrefix(dir, "vehicle=")
-			if dir != "vehicle="+escape(id) || v == "" || strings.HasPrefix(v, ".") || strings.ContainsAny(v, " \\/") || v == id && id != "-rf" {
+			if dir != "vehicle="+lake.Escape(id) || v == "" || strings.HasPrefix(v, ".") || strings.ContainsAny(v, " \\/") || v == id && id != "-rf" {
 				t.Errorf("vehicle %q: file %s", id, n)
 			}
 		}

@@ -284,8 +284,8 @@ func (l *fakeLake) opened() openedLake {
 
 func (w *fakeWriter) Write(f *frame.Frame, iface string, vals []decoder.Value) error {
 	m := vals[0].Signal.Message
-	date := dayDate(dayOf(f.Time))
-	k := w.prefix + "/message=" + escape(m.Name) + "/date=" + date + "/" + escape(iface)
+	date := lake.DayDate(lake.Day(f.Time))
+	k := w.prefix + "/message=" + lake.Escape(m.Name) + "/date=" + date + "/" + lake.Escape(iface)
 	w.rows[k] = append(w.rows[k], fakeRow{m.Name, f.Time, slices.Clone(vals)})
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/internal/lake"
 )
 
 // DefaultSignalPrefix is where the car publishes each signal, the
@@ -63,7 +64,7 @@ func newSignalTable(prefix string, buses []Bus) (signalTable, []string, error) {
 			}
 			t[topic] = &sigInfo{s: s, bus: bus,
 				labelled: len(s.Values) > 0 && s.Type == dbc.Integer && s.Factor != 0,
-				float:    s.Type == dbc.Float32 || s.Type == dbc.Float64, integer: integerColumn(s)}
+				float:    s.Type == dbc.Float32 || s.Type == dbc.Float64, integer: lake.IntegerColumn(s)}
 		}
 	}
 	return t, ambiguous, nil
