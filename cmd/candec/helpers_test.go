@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/yukart/candec/internal/cli"
@@ -37,24 +35,6 @@ func unreachableURL(t *testing.T) string {
 // run runs the command of args in the developer's table, as candec does.
 func run(ctx context.Context, e cli.Env, args []string) error {
 	return cli.Execute(ctx, e, commands, args)
-}
-
-// syncBuffer is a bytes.Buffer safe to read while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // yukartDBC is the car's DBC in the repository's testdata.

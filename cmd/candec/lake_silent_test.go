@@ -2,51 +2,23 @@ package main
 
 import (
 	"context"
-	"net"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/testkit"
 )
 
 // silentS3 sets the AWS variables to an endpoint that accepts TCP and
 // never answers, for this test and the processes it starts.
 func silentS3(t *testing.T) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
+	addr, _ := testkit.SilentListener(t)
 	t.Setenv("AWS_ACCESS_KEY_ID", "id")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "secret")
-	t.Setenv("AWS_ENDPOINT_URL_S3", "http://"+ln.Addr().String())
+	t.Setenv("AWS_ENDPOINT_URL_S3", "http://"+addr)
 }
 
 // retryLine is what a retry of the lake's open against silentS3 says
@@ -79,10 +51,10 @@ func TestDecodeS3SilentSaysRetry(t *testing.T) {
 	silentS3(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, cli.Env{Stdin: nil, Stdout: &syncBuffer{}, Stderr: &stderr}, []string{"decode", "--dbc", yukartDBC, "--out-dir", "s3://lake/kart", idleLog})
+		done <- run(ctx, cli.Env{Stdin: nil, Stdout: &testkit.SyncBuffer{}, Stderr: &stderr}, []string{"decode", "--dbc", yukartDBC, "--out-dir", "s3://lake/kart", idleLog})
 	}()
 	deadline := time.Now().Add(promptly)
 	for !strings.Contains(stderr.String(), retryLine) {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/internal/child"
+	"github.com/yukart/candec/internal/testkit"
 )
 
 // promptly bounds how long a command may take to stop on a signal. It
@@ -26,12 +27,12 @@ const promptly = 10 * time.Second
 // startCandec starts this test binary as candec (see TestMain) with
 // args, reading stdin, as a real process that real signals reach. Its
 // standard error is returned; it is stopped by PID when the test ends.
-func startCandec(t *testing.T, stdin io.Reader, args ...string) (*child.Process, *syncBuffer) {
+func startCandec(t *testing.T, stdin io.Reader, args ...string) (*child.Process, *testkit.SyncBuffer) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), asCandecEnv+"=1")
 	cmd.Stdin = stdin
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	p, err := child.Start(cmd)
 	if err != nil {
@@ -51,7 +52,7 @@ func sendSignal(t *testing.T, p *child.Process, sig syscall.Signal) {
 
 // exitOf waits for p to exit, at most within, and returns its exit
 // status: -1 for a death by signal.
-func exitOf(t *testing.T, p *child.Process, within time.Duration, stderr *syncBuffer) int {
+func exitOf(t *testing.T, p *child.Process, within time.Duration, stderr *testkit.SyncBuffer) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
@@ -70,7 +71,7 @@ func exitOf(t *testing.T, p *child.Process, within time.Duration, stderr *syncBu
 }
 
 // waitStderr waits until stderr has said want n times.
-func waitStderr(t *testing.T, p *child.Process, stderr *syncBuffer, want string, n int) {
+func waitStderr(t *testing.T, p *child.Process, stderr *testkit.SyncBuffer, want string, n int) {
 	t.Helper()
 	deadline := time.Now().Add(promptly)
 	for strings.Count(stderr.String(), want) < n {
@@ -257,7 +258,7 @@ func TestSilentPipeStopsOnSignal(t *testing.T) {
 				t.Run(c.name+" "+input+" "+sig.String(), func(t *testing.T) {
 					args := slices.Clone(c.args)
 					var p *child.Process
-					var stderr *syncBuffer
+					var stderr *testkit.SyncBuffer
 					var pw *os.File
 					if fifo {
 						name := filepath.Join(t.TempDir(), "capture")

@@ -12,6 +12,7 @@ import (
 	"github.com/yukart/candec/internal/brokertest"
 	"github.com/yukart/candec/internal/child"
 	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/testkit"
 )
 
 // stallMargin is what a stopping process may take beyond its bound: a
@@ -39,7 +40,7 @@ func flood(t *testing.T, url, capture string) {
 // has its writes blocked: bytes wait unread in the proxy's socket and
 // in p's own, and p's queue has not moved for a second while p has
 // more to send.
-func waitBlocked(t *testing.T, p *child.Process, proxy *brokertest.Proxy, stderr *syncBuffer) {
+func waitBlocked(t *testing.T, p *child.Process, proxy *brokertest.Proxy, stderr *testkit.SyncBuffer) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	last, since := -1, time.Now()
@@ -68,7 +69,7 @@ func waitBlocked(t *testing.T, p *child.Process, proxy *brokertest.Proxy, stderr
 
 // stopWithin sends SIGTERM to p and checks it exits within bound (plus
 // stallMargin) with status want, saying each of says on stderr.
-func stopWithin(t *testing.T, p *child.Process, stderr *syncBuffer, bound time.Duration, want int, says ...string) {
+func stopWithin(t *testing.T, p *child.Process, stderr *testkit.SyncBuffer, bound time.Duration, want int, says ...string) {
 	t.Helper()
 	start := time.Now()
 	sendSignal(t, p, syscall.SIGTERM)

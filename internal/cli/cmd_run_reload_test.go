@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit"
 )
 
 // TestRunReloadsOnSIGHUP: a real SIGHUP makes `candec run` read its
@@ -27,7 +28,7 @@ func TestRunReloadsOnSIGHUP(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	var stderr syncBuffer
+	var stderr testkit.SyncBuffer
 	go func() {
 		done <- run(ctx, Env{nil, &bytes.Buffer{}, &stderr}, []string{"run", "--broker", b.URL, "--dbc", "../../testdata/yukart.dbc",
 			"--policy", pol, "--metrics-addr", "", "--client-id", "cmd-run-hup-test"})

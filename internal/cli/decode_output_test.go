@@ -10,10 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/testkit"
 )
 
 var yukartDBC = filepath.Join("..", "..", "testdata", "yukart.dbc")
@@ -274,24 +275,6 @@ func TestDecodeNumberRule(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe to read while the command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestDecodeLivePipe: on a pipe whose writer is still open, decode
 // writes each batch's lines as soon as it waits for more input, and a
 // cancelled context (SIGINT, SIGTERM) ends a read blocked on the pipe
@@ -302,7 +285,7 @@ func TestDecodeLivePipe(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var out syncBuffer
+			var out testkit.SyncBuffer
 			done := make(chan error, 1)
 			var w *os.File
 			switch kind {

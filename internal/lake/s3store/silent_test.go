@@ -1,71 +1,21 @@
 package s3store
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/yukart/candec/internal/testkit"
 )
 
-// silentServer accepts TCP connections and never answers, until the
-// test ends; it returns its http:// URL, and a channel closed at its
+// silentServer is an endpoint that accepts TCP and never answers,
+// until the test ends: its http:// URL, and a channel closed at its
 // first connection.
 func silentServer(t *testing.T) (string, <-chan struct{}) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done, accepted := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			if len(conns) == 0 {
-				close(accepted)
-			}
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return "http://" + ln.Addr().String(), accepted
-}
-
-// syncBuffer is a bytes.Buffer for one writer and one reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	addr, accepted := testkit.SilentListener(t)
+	return "http://" + addr, accepted
 }
 
 // TestOpenSilentServer: a server that accepts TCP and never answers
@@ -75,7 +25,7 @@ func (s *syncBuffer) String() string {
 func TestOpenSilentServer(t *testing.T) {
 	url, _ := silentServer(t)
 	env := map[string]string{"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_ENDPOINT_URL": url}
-	var lines syncBuffer
+	var lines testkit.SyncBuffer
 	const timeout, retries = 300 * time.Millisecond, 2
 	start := time.Now()
 	_, err := Open(context.Background(), "s3://lake/kart", Options{Env: func(k string) string { return env[k] },
@@ -108,7 +58,7 @@ func TestOpenSilentServerEndsWithContext(t *testing.T) {
 	url, accepted := silentServer(t)
 	env := map[string]string{"AWS_ACCESS_KEY_ID": "id", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_ENDPOINT_URL": url}
 	ctx, cancel := context.WithCancel(context.Background())
-	var lines syncBuffer
+	var lines testkit.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		_, err := Open(ctx, "s3://lake/kart", Options{Env: func(k string) string { return env[k] }, RequestTimeout: time.Minute,
