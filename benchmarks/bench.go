@@ -14,8 +14,8 @@ import (
 
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
-	"github.com/yukart/candec/internal/flagenv"
-	"github.com/yukart/candec/internal/progress"
+	"github.com/yukart/candec/internal/base/flagenv"
+	"github.com/yukart/candec/internal/cmdkit/progress"
 	"github.com/yukart/candec/mqttclient"
 )
 

@@ -5,8 +5,8 @@ import (
 
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/jitter"
-	"github.com/yukart/candec/internal/latency"
+	"github.com/yukart/candec/internal/lab/jitter"
+	"github.com/yukart/candec/internal/lab/latency"
 	"github.com/yukart/candec/rawbatch"
 )
 

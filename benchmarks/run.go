@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yukart/candec/internal/brokerflags"
-	"github.com/yukart/candec/internal/numfmt"
+	"github.com/yukart/candec/internal/base/numfmt"
+	"github.com/yukart/candec/internal/cmdkit/brokerflags"
 	"github.com/yukart/candec/mqttclient"
 
 	"github.com/yukart/candec/benchmarks/mqttsub"
@@ -24,10 +24,10 @@ import (
 	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/envelope"
-	"github.com/yukart/candec/internal/jitter"
-	"github.com/yukart/candec/internal/latency"
-	"github.com/yukart/candec/internal/mosquitto"
-	"github.com/yukart/candec/internal/progress"
+	"github.com/yukart/candec/internal/cmdkit/progress"
+	"github.com/yukart/candec/internal/lab/jitter"
+	"github.com/yukart/candec/internal/lab/latency"
+	"github.com/yukart/candec/internal/lab/mosquitto"
 )
 
 // run is one scenario being run.

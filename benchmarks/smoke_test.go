@@ -14,7 +14,7 @@ import (
 
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 func TestMain(m *testing.M) {

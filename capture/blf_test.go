@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 var blfStart = time.Date(2024, 5, 13, 19, 14, 29, 870e6, time.UTC)

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 // formatsDir returns the folder of real captures in other formats, each

@@ -7,7 +7,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/yukart/candec/internal/termtext"
+	"github.com/yukart/candec/internal/base/termtext"
 )
 
 // The MDF 4 blocks the reader follows, with the fields it reads

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 // TestMF4Formats compares every MF4 file of the formats folder with its

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 // render reads src to its end: one string a frame, its candump line, or

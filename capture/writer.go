@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/termtext"
+	"github.com/yukart/candec/internal/base/termtext"
 )
 
 // Errors for frames a Writer cannot write.

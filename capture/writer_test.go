@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 func TestAppendLine(t *testing.T) {

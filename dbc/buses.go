@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/yukart/candec/internal/readfile"
+	"github.com/yukart/candec/internal/base/readfile"
 )
 
 // ErrBusFiles is wrapped by every error of BusFiles.Set: a value that

@@ -10,7 +10,7 @@ import (
 	einride "go.einride.tech/can/pkg/dbc"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 // einrideAccepts is how many of the real files einride's strict parser

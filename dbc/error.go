@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/yukart/candec/internal/termtext"
+	"github.com/yukart/candec/internal/base/termtext"
 )
 
 // Sentinel errors. An *Error wraps one of them, so callers can ask what

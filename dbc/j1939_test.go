@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 func TestPGN(t *testing.T) {

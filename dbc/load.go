@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/yukart/candec/internal/readfile"
+	"github.com/yukart/candec/internal/base/readfile"
 )
 
 // MaxFileSize is the largest DBC file Load reads: 64 MiB. The largest

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 // realFiles lists every real DBC file with the messages and signals

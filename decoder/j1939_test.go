@@ -8,7 +8,7 @@ import (
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 // j1939DBC has the two messages of cantools' j1939 test file, a PDU1

@@ -14,7 +14,7 @@ import (
 	canlog "github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 // TestRealLogMatchesCantools decodes the real RAV4 log and compares every

@@ -14,7 +14,7 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // connectBatched connects a client with a Batcher to the broker at url

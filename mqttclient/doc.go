@@ -17,7 +17,7 @@
 // Keys describes each setting as text (its key, its help, how to read
 // and write it), for a program that takes them from a config file, flags
 // or variables. This package reads none of these itself: candec's
-// flags and CANDEC_ variables are the binary's (internal/brokerflags,
+// flags and CANDEC_ variables are the binary's (internal/cmdkit/brokerflags,
 // and service for `candec run`'s config), so that another Go program
 // that imports mqttclient inherits neither. Settings.Dial and
 // Settings.TLSConfig serve a client that speaks MQTT itself (the bench's

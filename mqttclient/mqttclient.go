@@ -15,7 +15,7 @@ import (
 	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/yukart/candec/internal/readfile"
+	"github.com/yukart/candec/internal/base/readfile"
 )
 
 // Defaults filled in by Config.AutopahoConfig.

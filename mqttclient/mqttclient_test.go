@@ -14,7 +14,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"go.uber.org/goleak"
 
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

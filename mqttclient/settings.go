@@ -184,7 +184,7 @@ func (s Settings) User() (name, password string) {
 // Key describes one setting as text: its name in a config file, its
 // help, and how to read and write it. A program makes of it a config
 // key, a flag or a variable, as it names them (candec: see
-// internal/brokerflags).
+// internal/cmdkit/brokerflags).
 type Key struct {
 	// Name is the key: "broker", "client_id", …
 	Name string

@@ -10,7 +10,7 @@ import (
 
 	"github.com/eclipse/paho.golang/autopaho"
 
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // stalled waits until the publisher's flush has been under way for a

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/readfile"
+	"github.com/yukart/candec/internal/base/readfile"
 )
 
 // Policy is the resolved policy of one signal.

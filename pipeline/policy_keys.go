@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/yukart/candec/internal/termtext"
+	"github.com/yukart/candec/internal/base/termtext"
 )
 
 // The keys of a policy file, each described once: policyKeys are the

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/termtext"
+	"github.com/yukart/candec/internal/base/termtext"
 )
 
 // The {sa} placeholder is a J1939 source address: the low byte of the

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 	"github.com/yukart/candec/pipeline"
 )
 

@@ -18,8 +18,8 @@ import (
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/envelope"
-	"github.com/yukart/candec/internal/flagenv"
-	"github.com/yukart/candec/internal/readfile"
+	"github.com/yukart/candec/internal/base/flagenv"
+	"github.com/yukart/candec/internal/base/readfile"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/pipeline"
 )

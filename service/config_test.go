@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/flagenv"
+	"github.com/yukart/candec/internal/base/flagenv"
 )
 
 func writeFile(t *testing.T, name, text string) string {

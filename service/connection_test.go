@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/internal/lab/mosquitto"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // lineLog counts log lines and keeps them, for tests that bound the log.

@@ -16,7 +16,7 @@ import (
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/rawbatch"
 )

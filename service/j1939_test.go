@@ -8,7 +8,7 @@ import (
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // j1939DBC is one J1939 parameter group, EEC1, sent by any source.

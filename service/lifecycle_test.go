@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 	"github.com/yukart/candec/rawbatch"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/yukart/candec/internal/buildinfo"
+	"github.com/yukart/candec/internal/base/buildinfo"
 	"github.com/yukart/candec/rawbatch"
 )
 

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/yukart/candec/capture"
-	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/internal/replay"
+	"github.com/yukart/candec/internal/cmdkit/replay"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // TestTwoPublishersOnRawTopic plays the idle capture twice at once, as

@@ -1,6 +1,6 @@
 package service
 
-import "github.com/yukart/candec/internal/termtext"
+import "github.com/yukart/candec/internal/base/termtext"
 
 // quote is termtext.Quote: outside text cut to 80 characters and
 // Go-quoted, safe on a terminal and bounded however long it was.

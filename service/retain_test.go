@@ -11,7 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // deliver hands p to the service as the MQTT client does (receive), and

@@ -13,7 +13,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 	"github.com/yukart/candec/mqttclient"
 )
 

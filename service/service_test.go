@@ -8,7 +8,7 @@ import (
 
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // sendSecond publishes one second of frame time starting at base: Motor

@@ -16,9 +16,9 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/envelope"
-	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/internal/mosquitto"
-	"github.com/yukart/candec/internal/replay"
+	"github.com/yukart/candec/internal/cmdkit/replay"
+	"github.com/yukart/candec/internal/lab/mosquitto"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/pipeline"
 )

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/benchmarks/stack"
-	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/internal/lab/mosquitto"
 )
 
 // The ingest's counters the bench reads (docs/ingest.md).

@@ -13,8 +13,8 @@ import (
 	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/benchmarks/procstat"
 	"github.com/yukart/candec/benchmarks/stack"
-	"github.com/yukart/candec/internal/latency"
-	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/internal/lab/latency"
+	"github.com/yukart/candec/internal/lab/mosquitto"
 	"github.com/yukart/candec/mqttclient"
 )
 

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // TestRun runs a small fleet through a real mosquitto into two

@@ -8,7 +8,7 @@ import (
 
 	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/envelope"
-	"github.com/yukart/candec/internal/latency"
+	"github.com/yukart/candec/internal/lab/latency"
 	"github.com/yukart/candec/mqttclient"
 )
 

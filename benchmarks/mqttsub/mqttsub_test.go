@@ -11,8 +11,8 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/internal/lab/mosquitto"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 	"github.com/yukart/candec/mqttclient"
 )
 

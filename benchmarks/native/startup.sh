@@ -73,10 +73,10 @@ printf 'package main\n\nimport "os"\n\nfunc main() { os.Stdout.WriteString("hi\\
 build decoder github.com/yukart/candec/decoder
 build pipeline github.com/yukart/candec/pipeline
 build parquet-go github.com/parquet-go/parquet-go
-build lake github.com/yukart/candec/internal/lake
-build decodejob github.com/yukart/candec/internal/decodejob
+build lake github.com/yukart/candec/internal/fleet/lake
+build decodejob github.com/yukart/candec/internal/cmdkit/decodejob
 build plot gonum.org/v1/plot
-build broker github.com/yukart/candec/internal/broker
+build broker github.com/yukart/candec/internal/lab/broker
 build prometheus github.com/prometheus/client_golang/prometheus
 
 row() { # label command...

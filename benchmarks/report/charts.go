@@ -13,8 +13,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/yukart/candec/benchmarks/scenario"
-	"github.com/yukart/candec/internal/chart"
-	"github.com/yukart/candec/internal/numfmt"
+	"github.com/yukart/candec/internal/base/numfmt"
+	"github.com/yukart/candec/internal/lab/chart"
 )
 
 // The charts' names: a chart is written beside the baseline as

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/yukart/candec/benchmarks/scenario"
-	"github.com/yukart/candec/internal/chart"
-	"github.com/yukart/candec/internal/chart/charttest"
+	"github.com/yukart/candec/internal/lab/chart"
+	"github.com/yukart/candec/internal/lab/chart/charttest"
 )
 
 // chartSummary is a summary like the mix baseline's: light and heavy

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/yukart/candec/benchmarks/scenario"
-	"github.com/yukart/candec/internal/jitter"
-	"github.com/yukart/candec/internal/latency"
+	"github.com/yukart/candec/internal/lab/jitter"
+	"github.com/yukart/candec/internal/lab/latency"
 )
 
 var t0 = time.Date(2026, 11, 3, 10, 0, 0, 0, time.UTC)

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yukart/candec/internal/jitter"
-	"github.com/yukart/candec/internal/latency"
+	"github.com/yukart/candec/internal/lab/jitter"
+	"github.com/yukart/candec/internal/lab/latency"
 )
 
 // Errors.

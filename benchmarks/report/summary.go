@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yukart/candec/internal/jitter"
-	"github.com/yukart/candec/internal/numfmt"
+	"github.com/yukart/candec/internal/base/numfmt"
+	"github.com/yukart/candec/internal/lab/jitter"
 
 	"github.com/yukart/candec/benchmarks/scenario"
 )

@@ -14,8 +14,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/yukart/candec/internal/readfile"
-	"github.com/yukart/candec/internal/termtext"
+	"github.com/yukart/candec/internal/base/readfile"
+	"github.com/yukart/candec/internal/base/termtext"
 )
 
 // Errors.

@@ -9,7 +9,7 @@
 // the foreground of the bench, stopped by its PID (SIGTERM, then SIGKILL
 // after a timeout), and killed by the kernel if the bench itself dies
 // (Linux's parent-death signal), so no run leaves anything behind. The
-// broker itself is started by package internal/mosquitto and every
-// process is run by package internal/child, which the tests' broker
+// broker itself is started by package internal/lab/mosquitto and every
+// process is run by package internal/base/child, which the tests' broker
 // shares.
 package stack

@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/internal/lab/mosquitto"
 )
 
 // ErrNoMosquitto: the mosquitto binary is not installed.
@@ -19,7 +19,7 @@ var findMosquitto = mosquitto.Find
 
 // Mosquitto is a private broker: a Process named "broker" whose Log
 // holds its standard output and error (its own log is
-// internal/mosquitto's LogFile in the run's directory).
+// internal/lab/mosquitto's LogFile in the run's directory).
 type Mosquitto struct {
 	*Process
 	// Addr is 127.0.0.1:port; URL mqtt://127.0.0.1:port.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/yukart/candec/internal/child"
+	"github.com/yukart/candec/internal/base/child"
 )
 
 // Errors.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/internal/lab/mosquitto"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 func TestNoMosquittoErrorNamesThePackage(t *testing.T) {

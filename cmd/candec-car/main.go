@@ -3,9 +3,9 @@
 // convert, dbc, replay, watch, generate, version), with the same flags,
 // output and exit statuses as the developer's binary (cmd/candec). It
 // imports only what the car runs: no bench, demo, plot, tune, ingest or
-// Parquet (internal/layout's TestCarBinary checks its dependencies).
+// Parquet (internal/testkit/layout's TestCarBinary checks its dependencies).
 package main
 
-import "github.com/yukart/candec/internal/cli"
+import "github.com/yukart/candec/internal/cmdkit/cli"
 
 func main() { cli.Main(cli.Car) }

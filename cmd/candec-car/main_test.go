@@ -63,7 +63,7 @@ func TestCarCommands(t *testing.T) {
 }
 
 // TestRunCatchesHUPBeforeInits: the car's `candec run` catches SIGHUP in
-// the init of internal/earlyhup, before the packages whose inits take
+// the init of internal/cmdkit/earlyhup, before the packages whose inits take
 // its start (prometheus, the service), as the developer's binary does
 // (cmd/candec's test of the same name). GODEBUG=inittrace=1 shows the
 // order.
@@ -84,7 +84,7 @@ func TestRunCatchesHUPBeforeInits(t *testing.T) {
 		t.Fatalf("no init of %s in:\n%s", pkg, out)
 		return 0
 	}
-	hup := at("github.com/yukart/candec/internal/earlyhup")
+	hup := at("github.com/yukart/candec/internal/cmdkit/earlyhup")
 	for _, heavy := range []string{"github.com/prometheus/client_golang/prometheus", "github.com/yukart/candec/service"} {
 		if h := at(heavy); hup >= h {
 			t.Errorf("SIGHUP is caught at %.2f ms, after the init of %s at %.2f ms", hup, heavy, h)

@@ -12,8 +12,8 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/yukart/candec/benchmarks"
-	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 	"github.com/yukart/candec/mqttclient"
 )
 

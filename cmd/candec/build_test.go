@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/cmdkit/cli"
 )
 
 // carCommands are the commands of the car's binary (cmd/candec-car):
@@ -67,7 +67,7 @@ func TestBuildCommands(t *testing.T) {
 
 // TestBuildDecodeFormats: decode's outputs (--format json, csv, parquet,
 // --out-dir) all work in the developer's binary, which links the
-// Parquet row; the car's refusal of it is internal/cli's
+// Parquet row; the car's refusal of it is internal/cmdkit/cli's
 // TestCarDecodeFormats.
 func TestBuildDecodeFormats(t *testing.T) {
 	dir := t.TempDir()

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yukart/candec/internal/cardata"
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/lab/cardata"
 )
 
 // candecIn runs this test binary as candec (TestMain) with args, in dir,

@@ -13,11 +13,11 @@ import (
 	"github.com/yukart/candec/benchmarks"
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
-	"github.com/yukart/candec/internal/buildinfo"
-	"github.com/yukart/candec/internal/chart"
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/outfile"
-	"github.com/yukart/candec/internal/progress"
+	"github.com/yukart/candec/internal/base/buildinfo"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/cmdkit/outfile"
+	"github.com/yukart/candec/internal/cmdkit/progress"
+	"github.com/yukart/candec/internal/lab/chart"
 	"github.com/yukart/candec/mqttclient"
 )
 

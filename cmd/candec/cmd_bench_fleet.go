@@ -12,9 +12,9 @@ import (
 
 	"github.com/yukart/candec/benchmarks/fleet"
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/buildinfo"
-	"github.com/yukart/candec/internal/cardata"
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/base/buildinfo"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/lab/cardata"
 )
 
 // fleetFlags are bench's flags of a fleet run (--fleet N).

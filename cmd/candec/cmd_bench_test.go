@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/yukart/candec/benchmarks/report"
-	"github.com/yukart/candec/internal/chart/charttest"
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/outfile"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/cmdkit/outfile"
+	"github.com/yukart/candec/internal/lab/chart/charttest"
 )
 
 const scenariosFile = "../../benchmarks/scenarios.yaml"

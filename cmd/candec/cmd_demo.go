@@ -9,9 +9,9 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/demo"
-	"github.com/yukart/candec/internal/replay"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/cmdkit/replay"
+	"github.com/yukart/candec/internal/lab/demo"
 )
 
 // nonTerminalDuration is how long the demo runs by default when its

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/cmdkit/cli"
 )
 
 // TestDemoCommand: `candec demo` works from a clone with nothing else:

@@ -17,10 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/ingest"
-	"github.com/yukart/candec/internal/lake"
-	"github.com/yukart/candec/internal/lake/s3store"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/fleet/ingest"
+	"github.com/yukart/candec/internal/fleet/lake"
+	"github.com/yukart/candec/internal/fleet/lake/s3store"
 )
 
 // runIngest is `candec ingest`: the fleet's window streams from the

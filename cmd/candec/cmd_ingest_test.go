@@ -19,9 +19,9 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/lab/mosquitto"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/pipeline"
 )

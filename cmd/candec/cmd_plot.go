@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"github.com/yukart/candec/capture"
-	"github.com/yukart/candec/internal/chart"
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/outfile"
-	"github.com/yukart/candec/internal/plot"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/cmdkit/outfile"
+	"github.com/yukart/candec/internal/lab/chart"
+	"github.com/yukart/candec/internal/lab/plot"
 	"github.com/yukart/candec/pipeline"
 )
 

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yukart/candec/internal/chart/charttest"
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/lab/chart/charttest"
 )
 
 func TestPlot(t *testing.T) {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/decodejob"
-	"github.com/yukart/candec/internal/outfile"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/cmdkit/decodejob"
+	"github.com/yukart/candec/internal/cmdkit/outfile"
 	"github.com/yukart/candec/internal/tune"
 	"github.com/yukart/candec/pipeline"
 )

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 const (

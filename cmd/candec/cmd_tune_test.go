@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yukart/candec/internal/chart/charttest"
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/lab/chart/charttest"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 // TestTuneBadFlags: a count out of range is refused with the flag's name
@@ -233,7 +233,7 @@ func TestTuneImplausibleRanges(t *testing.T) {
 
 // TestInterruptedWordsTune: tune ended by a signal says "interrupted",
 // not "context canceled", with exit status 1 (generate's is
-// internal/cli's TestInterruptedWords).
+// internal/cmdkit/cli's TestInterruptedWords).
 func TestInterruptedWordsTune(t *testing.T) {
 	capture := filepath.Join(t.TempDir(), "c.log")
 	if err := run(context.Background(), cli.Env{Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}}, []string{"generate", "-o", capture}); err != nil {

@@ -14,8 +14,8 @@ import (
 	"testing"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/testkit/realdata"
 	"github.com/yukart/candec/service"
 )
 

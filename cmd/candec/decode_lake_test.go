@@ -14,8 +14,8 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/lake"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/fleet/lake"
 )
 
 var idleLog = filepath.Join("..", "..", "testdata", "idle.log")

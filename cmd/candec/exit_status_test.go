@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/cmdkit/cli"
 )
 
 // exitCase is what TestExitStatusEveryCommand runs for one command.

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/cmdkit/cli"
 )
 
 // Hostile flag values: every flag of every command is found through the

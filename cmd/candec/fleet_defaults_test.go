@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/yukart/candec/internal/cardata"
+	"github.com/yukart/candec/internal/lab/cardata"
 )
 
 // TestFleetDefaultsBuiltIn: outside a clone, bench --fleet's default

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yukart/candec/internal/cli"
-	"github.com/yukart/candec/internal/mosquitto"
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	"github.com/yukart/candec/internal/lab/mosquitto"
 )
 
 // writeFile writes text to name in dir and returns its path.

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/outformat"
+	"github.com/yukart/candec/internal/cmdkit/outformat"
 )
 
 // fsizeEnv, in a child run as candec, is the RLIMIT_FSIZE in bytes: a

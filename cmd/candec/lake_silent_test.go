@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/cmdkit/cli"
 	"github.com/yukart/candec/internal/testkit"
 )
 

@@ -4,12 +4,12 @@
 package main
 
 import (
-	"github.com/yukart/candec/internal/cli"
-	_ "github.com/yukart/candec/internal/outformat/parquetrow" // decode's Parquet row and lake
+	"github.com/yukart/candec/internal/cmdkit/cli"
+	_ "github.com/yukart/candec/internal/cmdkit/outformat/parquetrow" // decode's Parquet row and lake
 )
 
 // commands lists every subcommand, in the order the usage shows them:
-// the car's entries (internal/cli) and the developer's own (this
+// the car's entries (internal/cmdkit/cli) and the developer's own (this
 // package's cmd_*.go).
 var commands = []cli.Command{
 	cli.Run,

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/cmdkit/cli"
 )
 
 // TestWholeFileReadsRefuseNonRegularAndHuge: every file a command reads

@@ -15,9 +15,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/internal/child"
+	"github.com/yukart/candec/internal/base/child"
 	"github.com/yukart/candec/internal/testkit"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // promptly bounds how long a command may take to stop on a signal. It
@@ -323,7 +323,7 @@ func TestSilentPipeStopsOnSignal(t *testing.T) {
 }
 
 // TestRunCatchesHUPBeforeInits: `candec run` catches SIGHUP in the init
-// of internal/earlyhup, under a millisecond into the process, before
+// of internal/cmdkit/earlyhup, under a millisecond into the process, before
 // the packages whose inits take candec's start (prometheus, plotting,
 // the S3 client: about 8 ms of them), not in main after them: the
 // window in which a SIGHUP still ends it with status 129 is the Go
@@ -348,7 +348,7 @@ func TestRunCatchesHUPBeforeInits(t *testing.T) {
 		t.Fatalf("no init of %s in:\n%s", pkg, out)
 		return 0
 	}
-	hup := at("github.com/yukart/candec/internal/earlyhup")
+	hup := at("github.com/yukart/candec/internal/cmdkit/earlyhup")
 	for _, heavy := range []string{"github.com/prometheus/client_golang/prometheus", "github.com/yukart/candec/service"} {
 		if h := at(heavy); hup >= h {
 			t.Errorf("SIGHUP is caught at %.2f ms, after the init of %s at %.2f ms", hup, heavy, h)

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/internal/ingest"
+	"github.com/yukart/candec/internal/fleet/ingest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // TestIngestStopsBrokerNotReading: the ingest, whose broker stopped

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/brokertest"
-	"github.com/yukart/candec/internal/child"
-	"github.com/yukart/candec/internal/cli"
+	"github.com/yukart/candec/internal/base/child"
+	"github.com/yukart/candec/internal/cmdkit/cli"
 	"github.com/yukart/candec/internal/testkit"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // stallMargin is what a stopping process may take beyond its bound: a
@@ -124,7 +124,7 @@ func TestReplayStopsBrokerNotReading(t *testing.T) {
 	sub.WaitFor("a batch", func(m []brokertest.Message) bool { return len(m) > 0 })
 	proxy.StopReading()
 	waitBlocked(t, p, proxy, stderr)
-	stopWithin(t, p, stderr, 3*time.Second, 1, // replay's 2s grace (internal/cli's replayGrace) and a second
+	stopWithin(t, p, stderr, 3*time.Second, 1, // replay's 2s grace (internal/cmdkit/cli's replayGrace) and a second
 		"did not take what was written within 2s of the signal (connected, not reading): the connection was closed")
 }
 

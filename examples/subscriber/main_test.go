@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/envelope"
-	"github.com/yukart/candec/internal/brokertest"
+	"github.com/yukart/candec/internal/testkit/brokertest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the subscriber's goroutines

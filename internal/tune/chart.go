@@ -9,8 +9,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/yukart/candec/internal/chart"
-	"github.com/yukart/candec/internal/numfmt"
+	"github.com/yukart/candec/internal/base/numfmt"
+	"github.com/yukart/candec/internal/lab/chart"
 )
 
 // ComfortableDeliveriesPerS is the deliveries/s up to which the report's

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/yukart/candec/internal/chart"
-	"github.com/yukart/candec/internal/chart/charttest"
+	"github.com/yukart/candec/internal/lab/chart"
+	"github.com/yukart/candec/internal/lab/chart/charttest"
 	"github.com/yukart/candec/pipeline"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
-	"github.com/yukart/candec/internal/latency"
+	"github.com/yukart/candec/internal/lab/latency"
 	"github.com/yukart/candec/pipeline"
 )
 

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 )
 
 // TestGoalUniformCaps: on each real capture (the RAV4's two buses, the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/testkit/realdata"
 	"github.com/yukart/candec/pipeline"
 )
 

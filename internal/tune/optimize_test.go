@@ -15,10 +15,10 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/internal/chart"
-	"github.com/yukart/candec/internal/chart/charttest"
-	"github.com/yukart/candec/internal/numfmt"
-	"github.com/yukart/candec/internal/realdata"
+	"github.com/yukart/candec/internal/base/numfmt"
+	"github.com/yukart/candec/internal/lab/chart"
+	"github.com/yukart/candec/internal/lab/chart/charttest"
+	"github.com/yukart/candec/internal/testkit/realdata"
 	"github.com/yukart/candec/pipeline"
 )
 

@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/yukart/candec/internal/chart"
-	"github.com/yukart/candec/internal/numfmt"
+	"github.com/yukart/candec/internal/base/numfmt"
+	"github.com/yukart/candec/internal/lab/chart"
 )
 
 // Chart draws the plan for a person weighing a budget, in two panels:

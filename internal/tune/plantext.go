@@ -7,7 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/yukart/candec/internal/numfmt"
+	"github.com/yukart/candec/internal/base/numfmt"
 )
 
 // AtCost is the optimizer's least error at a worst-recording cost of at
