@@ -63,7 +63,7 @@ func Parse(payload []byte, e *Envelope) error {
 // w, reusing w.Items and each item's scratch space. Item topics and
 // strings point into payload. Errors are *SyntaxError.
 func ParseWindow(payload []byte, w *Window) error {
-	w.Items = w.Items[:0]
+	w.Items, w.Policy = w.Items[:0], 0
 	if isMsgpackMap(payload) {
 		p := mpParser{b: payload}
 		if err := p.window(w); err != nil {
@@ -638,6 +638,8 @@ func (p *jsonParser) window(w *Window) error {
 			w.Start, err = p.int64("start")
 		case "end":
 			w.End, err = p.int64("end")
+		case "policy":
+			w.Policy, err = p.uint64("policy")
 		case "items":
 			seen |= seenValue
 			err = p.elements("items", func() error {

@@ -274,6 +274,8 @@ func (p *mpParser) window(w *Window) error {
 			w.Start, err = p.int64("start")
 		case "end":
 			w.End, err = p.int64("end")
+		case "policy":
+			w.Policy, err = p.uint64("policy")
 		case "items":
 			seen |= seenValue
 			err = p.items(w)

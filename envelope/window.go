@@ -18,6 +18,10 @@ type Window struct {
 	// Start and End bound the window in frame time (ns since the Unix
 	// epoch): it holds the envelopes published at Start <= t < End.
 	Start, End int64
+	// Policy is the version of the campaign whose policy published
+	// every envelope of the window; 0 (key "policy" absent) when none
+	// did: the publisher ran its policy file or the built-in policy.
+	Policy uint64
 	// Items are the window's envelopes in publish order. ParseWindow
 	// reuses the slice and each item's scratch space.
 	Items []WindowItem
@@ -38,6 +42,7 @@ type WindowItem struct {
 type WindowEncoder struct {
 	enc        Encoding
 	start, end int64
+	policy     uint64
 	n          int
 	items      []byte
 }
@@ -88,6 +93,13 @@ func (w *WindowEncoder) closeItem() {
 	w.n++
 }
 
+// SetPolicy sets the policy version the windows carry from the next
+// Append on (Window.Policy); 0 leaves the key out.
+func (w *WindowEncoder) SetPolicy(version uint64) { w.policy = version }
+
+// Policy returns the policy version the windows carry.
+func (w *WindowEncoder) Policy() uint64 { return w.policy }
+
 // Len returns the number of envelopes added since Reset.
 func (w *WindowEncoder) Len() int { return w.n }
 
@@ -101,7 +113,11 @@ func (w *WindowEncoder) End() int64 { return w.end }
 // epoch to dst. The window stays as it is until Reset.
 func (w *WindowEncoder) Append(dst []byte, seq, epoch uint64) []byte {
 	if w.enc == Msgpack {
-		dst = append(dst, 0x85)
+		if w.policy != 0 {
+			dst = append(dst, 0x86)
+		} else {
+			dst = append(dst, 0x85)
+		}
 		dst = append(dst, 0xa3, 's', 'e', 'q')
 		dst = appendMsgpackUint(dst, seq)
 		dst = append(dst, 0xa5, 'e', 'p', 'o', 'c', 'h')
@@ -110,6 +126,10 @@ func (w *WindowEncoder) Append(dst []byte, seq, epoch uint64) []byte {
 		dst = appendMsgpackInt(dst, w.start)
 		dst = append(dst, 0xa3, 'e', 'n', 'd')
 		dst = appendMsgpackInt(dst, w.end)
+		if w.policy != 0 {
+			dst = append(dst, 0xa6, 'p', 'o', 'l', 'i', 'c', 'y')
+			dst = appendMsgpackUint(dst, w.policy)
+		}
 		dst = append(dst, 0xa5, 'i', 't', 'e', 'm', 's')
 		dst = appendMsgpackArrayHeader(dst, w.n)
 		return append(dst, w.items...)
@@ -122,6 +142,10 @@ func (w *WindowEncoder) Append(dst []byte, seq, epoch uint64) []byte {
 	dst = appendIntJSON(dst, w.start)
 	dst = append(dst, `,"end":`...)
 	dst = appendIntJSON(dst, w.end)
+	if w.policy != 0 {
+		dst = append(dst, `,"policy":`...)
+		dst = appendUintJSON(dst, w.policy)
+	}
 	dst = append(dst, `,"items":[`...)
 	dst = append(dst, w.items...)
 	return append(dst, "]}"...)

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 )
 
@@ -262,4 +263,44 @@ func TestSetPoliciesClash(t *testing.T) {
 	f = fr(0, 0x100, 1)
 	e.Frame(&f)
 	diff(t, rec.lines(), []string{"yukart/one value 0.01 @0 #1"})
+}
+
+// TestSetPolicyVersion: the window open at a version change is sent
+// with the old version, the envelopes after it go in a window of the
+// same period with the new one, and the window seq has no gap.
+func TestSetPolicyVersion(t *testing.T) {
+	p, err := ParsePolicy("p", []byte(`defaults: {max_rate: 1000}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{t: t}
+	e, err := New(testDB(t), Config{Policies: p, Window: &WindowConfig{}, Epoch: 7}, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frameAt := func(at int64, raw uint16) {
+		f := fr(at*ms, idCount, raw)
+		e.Frame(&f)
+	}
+	frameAt(0, 1)
+	frameAt(2, 2)
+	e.SetPolicyVersion(3)
+	e.SetPolicyVersion(3) // no change: nothing sent
+	frameAt(4, 3)
+	frameAt(12, 4)
+	e.SetPolicyVersion(0)
+	frameAt(25, 5)
+	e.Advance(t0 + 100*ms)
+	var got []string
+	for _, o := range rec.outs {
+		if o.kind == KindWindow {
+			got = append(got, fmt.Sprintf("#%d @%d policy %d items %d", o.win.Seq, (o.win.Start-t0)/ms, o.win.Policy, len(o.win.Items)))
+		}
+	}
+	diff(t, got, []string{
+		"#1 @0 policy 0 items 2",
+		"#2 @0 policy 3 items 1",
+		"#3 @10 policy 3 items 1",
+		"#4 @20 policy 0 items 1",
+	})
 }

@@ -35,3 +35,21 @@ func (e *Engine) sendWindow() {
 	e.win.Reset(e.win.Start(), e.win.End())
 	e.sink.Publish(&e.winOut)
 }
+
+// SetPolicyVersion sets the campaign version the window stream's
+// windows carry from now on (envelope.Window.Policy; 0 for none): the
+// open window, when it holds envelopes, is sent first with the version
+// they were published under, so that every window names the one
+// version its envelopes had. The next envelopes of the same period go
+// in a window message of their own, with the same start and end and
+// the next seq. Call it on the goroutine that calls Frame, before
+// SetPolicies, as the service does for a campaign.
+func (e *Engine) SetPolicyVersion(version uint64) {
+	if e.win == nil || e.win.Policy() == version {
+		return
+	}
+	if e.win.Len() > 0 {
+		e.sendWindow()
+	}
+	e.win.SetPolicy(version)
+}
