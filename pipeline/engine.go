@@ -68,6 +68,8 @@ type Engine struct {
 	winSeq    uint64
 	winBuf    []byte
 	winOut    Out
+	// policyVersion is SetPolicyVersion's.
+	policyVersion uint64
 }
 
 // New builds an engine for db. It resolves every signal's policy and

@@ -45,7 +45,11 @@ func (e *Engine) sendWindow() {
 // the next seq. Call it on the goroutine that calls Frame, before
 // SetPolicies, as the service does for a campaign.
 func (e *Engine) SetPolicyVersion(version uint64) {
-	if e.win == nil || e.win.Policy() == version {
+	if e.policyVersion == version {
+		return
+	}
+	e.policyVersion = version
+	if e.win == nil {
 		return
 	}
 	if e.win.Len() > 0 {
@@ -53,3 +57,7 @@ func (e *Engine) SetPolicyVersion(version uint64) {
 	}
 	e.win.SetPolicy(version)
 }
+
+// PolicyVersion returns the version SetPolicyVersion set last (0 at
+// New).
+func (e *Engine) PolicyVersion() uint64 { return e.policyVersion }

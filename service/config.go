@@ -100,6 +100,8 @@ type Config struct {
 	ReconnectMax time.Duration
 	// ShutdownTimeout bounds the final flush and the "offline" publish.
 	ShutdownTimeout time.Duration
+	// Campaign holds the campaign keys (campaign.go); off by default.
+	Campaign CampaignConfig
 
 	// origin says where each key was last set ("candec.yaml:7",
 	// "environment CANDEC_QOS", "flag --qos"), for error messages.
@@ -122,6 +124,7 @@ func DefaultConfig() Config {
 		ClockLag:        DefaultClockLag,
 		ReconnectMax:    DefaultReconnectMax,
 		ShutdownTimeout: DefaultShutdownTimeout,
+		Campaign:        CampaignConfig{AckTopic: DefaultCampaignAckTopic},
 	}
 }
 
@@ -250,6 +253,11 @@ var keys = append(connectionKeys(), []key{
 	durKey("clock_lag", "how far policy time trails the frames when they stop, a `duration` >= 0", func(c *Config) *time.Duration { return &c.ClockLag }),
 	durKey("reconnect_max", "longest wait between connection attempts, a `duration` >= 100ms", func(c *Config) *time.Duration { return &c.ReconnectMax }),
 	durKey("shutdown_timeout", "bound on the final flush and offline publish, a `duration` > 0", func(c *Config) *time.Duration { return &c.ShutdownTimeout }),
+	strKey("vehicle", "this car's vehicle `id`, which a campaign's vehicles must match", func(c *Config) *string { return &c.Campaign.Vehicle }),
+	strKey("campaign_topic", "`topic` to take signed policy campaigns from; empty for none (docs/campaigns.md)", func(c *Config) *string { return &c.Campaign.Topic }),
+	pathKey(strKey("campaign_key", "public key `file` campaigns must be signed with", func(c *Config) *string { return &c.Campaign.Key })),
+	pathKey(strKey("campaign_state", "`file` that keeps the applied campaign across restarts", func(c *Config) *string { return &c.Campaign.State })),
+	strKey("campaign_ack_topic", "`topic` of the car's campaign acknowledgement (retained)", func(c *Config) *string { return &c.Campaign.AckTopic }),
 }...)
 
 // connectionKeys makes config keys of mqttclient's settings: one
@@ -602,6 +610,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.checkOwnTopics(); err != nil {
+		return err
+	}
+	if err := c.validateCampaign(); err != nil {
 		return err
 	}
 	// 0 would be taken as pipeline's default: say so rather.

@@ -215,6 +215,8 @@ func (e *setupError) cause(user string) string {
 const (
 	opPublishStatus = "publish status"
 	opSubscribe     = "subscribe to the raw topic"
+	// opSubscribeCampaign: campaign_topic (campaign.go).
+	opSubscribeCampaign = "subscribe to the campaign topic"
 )
 
 // setupFailed turns the error of a start operation into a *setupError,

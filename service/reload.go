@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,7 +44,11 @@ type reloader struct {
 // done.
 type reloadReq struct {
 	policy *pipeline.PolicyFile
-	done   chan reloadResult
+	// campaign: the policy is a campaign's, of version; the window
+	// stream carries the version from the swap on.
+	campaign bool
+	version  uint64
+	done     chan reloadResult
 }
 
 type reloadResult struct {
@@ -86,6 +91,13 @@ func (s *Service) initReload(reg prometheus.Registerer, loadedAt time.Time) erro
 // It waits for the engine, at most until ctx ends; the service must be
 // running (ErrStopped once it has stopped).
 func (s *Service) ReloadPolicy(ctx context.Context) error {
+	if s.camp != nil {
+		if v := s.camp.applied(); v > 0 {
+			s.log.Warn("policy reload asked for, but campaign version "+strconv.FormatUint(v, 10)+
+				" runs: the policy file is read only while no campaign is applied (docs/campaigns.md, going back)")
+			return ErrCampaignPolicy
+		}
+	}
 	if s.cfg.Policy == "" {
 		s.log.Warn("policy reload asked for, but no policy file is configured; the built-in policy stays")
 		return ErrNoPolicyFile
@@ -130,7 +142,13 @@ func (s *Service) reloadPolicy(ctx context.Context) (pipeline.PolicyChanges, err
 	case <-ctx.Done():
 		return pipeline.PolicyChanges{}, ctx.Err()
 	}
-	req := reloadReq{policy: p, done: make(chan reloadResult, 1)}
+	return s.onEngine(ctx, reloadReq{policy: p})
+}
+
+// onEngine has the engine goroutine run req's policy and waits for its
+// answer, at most until ctx ends; ErrStopped once the engine has ended.
+func (s *Service) onEngine(ctx context.Context, req reloadReq) (pipeline.PolicyChanges, error) {
+	req.done = make(chan reloadResult, 1)
 	select {
 	case s.reload.req <- req:
 	case <-s.reload.gone:
@@ -150,7 +168,16 @@ func (s *Service) applyPolicy(r reloadReq) {
 	// Up to the watermark first, so that the new policy starts now, not
 	// up to a tick ago.
 	s.advance()
+	var old uint64
+	if r.campaign {
+		// The open window goes out under the version of its envelopes.
+		old = s.engine.PolicyVersion()
+		s.engine.SetPolicyVersion(r.version)
+	}
 	ch, err := s.engine.SetPolicies(r.policy)
+	if err != nil && r.campaign {
+		s.engine.SetPolicyVersion(old)
+	}
 	s.syncStats()
 	r.done <- reloadResult{changes: ch, err: err}
 }

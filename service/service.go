@@ -135,6 +135,7 @@ type Service struct {
 	now func() time.Time
 
 	reload reloader // policy reloads (reload.go)
+	camp   *campaigner // campaigns (campaign.go); nil while off
 	health health   // what /healthz says (health.go)
 	// notify speaks to systemd (notify.go).
 	notify *notifier
@@ -158,15 +159,26 @@ func New(cfg Config, db *dbc.Database, log *slog.Logger, reg prometheus.Register
 		return nil, err
 	}
 	s := newService(cfg, db, log, enc)
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	var version uint64
+	if cfg.Campaign.Topic != "" {
+		var p *pipeline.PolicyFile
+		if s.camp, p, err = newCampaigner(s, reg); err != nil {
+			return nil, err
+		}
+		if p != nil { // the applied campaign's policy wins over the file
+			pcfg.Policies, version = p, s.camp.applied()
+		}
+	}
 	if s.engine, err = pipeline.New(db, pcfg, pipeline.SinkFunc(s.put)); err != nil {
 		return nil, err
 	}
+	s.engine.SetPolicyVersion(version)
 	s.mqttCfg = s.clientConfig()
 	if _, err := s.mqttCfg.AutopahoConfig(); err != nil { // reads the TLS files
 		return nil, err
-	}
-	if reg == nil {
-		reg = prometheus.NewRegistry()
 	}
 	if err := s.initMetrics(reg); err != nil {
 		return nil, err
@@ -324,6 +336,9 @@ func (s *Service) Run(ctx context.Context) error {
 	})
 	g.Go(func() error { return s.runPublisher(gctx, engineDone) })
 	g.Go(func() error { s.notify.run(gctx); return nil })
+	if s.camp != nil {
+		g.Go(func() error { s.camp.run(gctx); return nil })
+	}
 	if metricsLn != nil {
 		srv := &http.Server{Handler: s.httpHandler(), ReadHeaderTimeout: 5 * time.Second}
 		g.Go(func() error {
@@ -515,6 +530,10 @@ type rawMsg struct {
 // subscription asks for no retained messages (retain handling 2), so
 // only a broker that ignores that sends one.
 func (s *Service) receive(p *paho.Publish) {
+	if s.camp != nil && p.Topic == s.cfg.Campaign.Topic {
+		s.camp.take(p.Payload)
+		return
+	}
 	s.m.rawBatches.Inc()
 	if p.Retain {
 		s.m.invalid(errRetained).Inc()
@@ -785,6 +804,12 @@ func (s *Service) announce(ctx context.Context, engineDone <-chan struct{}, repu
 	if err != nil {
 		s.notify.status("subscribe to " + s.cfg.RawTopic + " failed: " + err.Error())
 		return s.setupFailed(ctx, opSubscribe, s.cfg.RawTopic, err)
+	}
+	if s.camp != nil {
+		s.camp.up()
+		if err := s.camp.subscribe(ctx); err != nil {
+			return s.setupFailed(ctx, opSubscribeCampaign, s.cfg.Campaign.Topic, err)
+		}
 	}
 	s.health.subscribed()
 	s.notify.subscribed(s.cfg.Broker, s.cfg.RawTopic)

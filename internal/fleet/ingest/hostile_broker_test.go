@@ -288,8 +288,8 @@ func pub31(t *testing.T, f *fleet, cn, topic string, payload []byte) {
 }
 
 // TestFleetReadersAreACLUsers: fleet.conf's plugin_opt_readers, who
-// may subscribe, are the user blocks of fleet.acl, what they may read,
-// as shipped.
+// may subscribe, and plugin_opt_pushers, who push campaigns, are the
+// user blocks of fleet.acl, what they may read, as shipped.
 func TestFleetReadersAreACLUsers(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "mosquitto", "fleet.conf"))
 	if err != nil {
@@ -297,8 +297,10 @@ func TestFleetReadersAreACLUsers(t *testing.T) {
 	}
 	var readers []string
 	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "plugin_opt_readers "); ok {
-			readers = append(readers, strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })...)
+		for _, opt := range []string{"plugin_opt_readers ", "plugin_opt_pushers "} {
+			if v, ok := strings.CutPrefix(l, opt); ok {
+				readers = append(readers, strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == ',' || r == '\t' })...)
+			}
 		}
 	}
 	users := aclUsers(t, filepath.Join("..", "..", "..", "deploy", "mosquitto", "fleet.acl"))

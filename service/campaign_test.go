@@ -1,0 +1,289 @@
+package service
+
+import (
+	"context"
+	"crypto/ed25519"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/yukart/candec/campaign"
+	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/fleet/rollout"
+	"github.com/yukart/candec/internal/lab/mosquitto"
+	"github.com/yukart/candec/internal/testkit/brokertest"
+	"github.com/yukart/candec/mqttclient"
+	"github.com/yukart/candec/rawbatch"
+)
+
+// campaignPolicy is the policy the tests' campaigns push: a faster cap
+// than testPolicy's.
+const campaignPolicy = `defaults:
+  max_rate: 50
+  stale_after: 300ms
+rules:
+  - match: Gear
+    max_rate: 0
+    on_change: true
+`
+
+// campKit is a fleet's campaign material: the signing key, the cars'
+// public key file and DBC file.
+type campKit struct {
+	dir     string
+	key     ed25519.PrivateKey
+	pubFile string
+	dbcFile string
+	dbcHash string
+}
+
+func newCampKit(t *testing.T) *campKit {
+	t.Helper()
+	k := &campKit{dir: t.TempDir()}
+	priv, pub, err := campaign.NewKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.key, err = campaign.ParsePrivateKey(priv); err != nil {
+		t.Fatal(err)
+	}
+	k.pubFile = filepath.Join(k.dir, "campaign.pub")
+	k.dbcFile = filepath.Join(k.dir, "test.dbc")
+	for name, b := range map[string][]byte{k.pubFile: pub, k.dbcFile: []byte(testDBC)} {
+		if err := os.WriteFile(name, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files := dbc.BusFiles{All: []string{k.dbcFile}}
+	if k.dbcHash, err = files.Hash(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// sign signs a campaign of version for glob with the kit's key, after
+// mod changes its body.
+func (k *campKit) sign(t *testing.T, version uint64, glob string, mod func(*campaign.Body)) []byte {
+	t.Helper()
+	b := campaign.Body{Version: version, Vehicles: glob, DBC: k.dbcHash, NotBefore: time.Now().Add(-time.Minute), Policy: campaignPolicy}
+	if mod != nil {
+		mod(&b)
+	}
+	out, err := campaign.Sign(k.key, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// carConfig is the config of vehicle's candec on the broker at url,
+// with campaigns on, its topics as the fleet's broker names them
+// (fleet/<vehicle>/…), its raw frames on cars/<vehicle>/raw.
+func (k *campKit) carConfig(t *testing.T, url, vehicle string) Config {
+	t.Helper()
+	c := testConfig(t, url)
+	c.ClientID = "candec-" + vehicle
+	c.DBC = []string{k.dbcFile}
+	c.RawTopic = "cars/" + vehicle + "/raw"
+	c.TopicTemplate = "cars/" + vehicle + "/vehicle/{signal}"
+	c.StatusTopic = "fleet/" + vehicle + "/yukart/decoder/status"
+	c.WindowTopic = "fleet/" + vehicle + "/yukart/window"
+	c.Campaign = CampaignConfig{Vehicle: vehicle, Topic: "fleet/" + vehicle + "/yukart/policy", Key: k.pubFile,
+		State: filepath.Join(k.dir, vehicle+".state"), AckTopic: "fleet/" + vehicle + "/yukart/decoder/campaign"}
+	return c
+}
+
+// feeder publishes a motor and a state frame to each raw topic every
+// 10 ms of wall and frame time, the speed changing at each, until the
+// test ends.
+func feeder(t *testing.T, url string, topics ...string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cm, err := mqttclient.Connect(ctx, mqttclient.Config{Settings: mqttclient.Settings{Broker: url, ClientID: "feeder-" + t.Name()}})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		ts := time.Now().UnixNano()
+		for seq := uint64(1); ; seq += 2 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			ts += int64(10 * time.Millisecond)
+			b, _ := rawbatch.AppendBatch(nil, seq, []frame.Frame{motorFrame(ts, uint16(seq%5000), 0), stateFrame(ts, byte(seq/100%4))})
+			for _, topic := range topics {
+				_, _ = cm.Publish(ctx, &paho.Publish{Topic: topic, Payload: b})
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer dcancel()
+		_ = cm.Disconnect(dctx)
+		cancel()
+		<-done
+	})
+}
+
+// latestAcks returns each car's latest acknowledgement that c received.
+func latestAcks(t *testing.T, msgs []brokertest.Message) map[string]campaign.Ack {
+	t.Helper()
+	out := map[string]campaign.Ack{}
+	for topic, m := range brokertest.Latest(msgs) {
+		id, ok := campaign.VehicleOf(rollout.DefaultAckTopic, topic)
+		if !ok {
+			continue
+		}
+		a, err := campaign.ParseAck(m.Payload)
+		if err != nil {
+			t.Fatalf("%s: %v", topic, err)
+		}
+		out[id] = a
+	}
+	return out
+}
+
+// windowCheck reads a car's window stream as a subscriber: it returns
+// the policy versions in the order the windows carried them (each once
+// per run of windows), the window seq gaps and the envelopes lost.
+func windowCheck(t *testing.T, msgs []brokertest.Message, topic string) (versions []uint64, windowGaps, lost uint64, windows int) {
+	t.Helper()
+	var w envelope.Window
+	tr := envelope.NewTracker()
+	var last uint64
+	for _, m := range msgs {
+		if m.Topic != topic {
+			continue
+		}
+		if err := envelope.ParseWindow(m.Payload, &w); err != nil {
+			t.Fatalf("%s: %v", topic, err)
+		}
+		windows++
+		if last != 0 && w.Seq != last+1 {
+			windowGaps += w.Seq - last - 1
+		}
+		last = w.Seq
+		if len(versions) == 0 || versions[len(versions)-1] != w.Policy {
+			versions = append(versions, w.Policy)
+		}
+		for i := range w.Items {
+			lost += tr.ObserveBytes(w.Items[i].Topic, &w.Items[i].Envelope).Lost
+		}
+	}
+	return versions, windowGaps, lost, windows
+}
+
+// TestCampaignThreeOfFive: a campaign for kart0[1-3] pushed to a fleet
+// of five: those three apply it, each window stream going from version
+// 0 to the campaign's with no window and no envelope lost, and
+// acknowledge it; the other two never change; status shows exactly
+// that.
+func TestCampaignThreeOfFive(t *testing.T) {
+	b := brokertest.StartMosquitto(t, mosquitto.Options{})
+	k := newCampKit(t)
+	db := loadTestDB(t)
+	cars := []string{"kart01", "kart02", "kart03", "kart04", "kart05"}
+	obs := brokertest.Connect(t, b.URL)
+	obs.Subscribe("fleet/+/yukart/window", rollout.DefaultAckTopic)
+	var raws []string
+	for _, id := range cars {
+		startService(t, k.carConfig(t, b.URL, id), db)
+		raws = append(raws, "cars/"+id+"/raw")
+	}
+	obs.WaitFor("every car's first acknowledgement", func(m []brokertest.Message) bool { return len(latestAcks(t, m)) == len(cars) })
+	feeder(t, b.URL, raws...)
+	obs.WaitFor("windows of every car", func(m []brokertest.Message) bool {
+		for _, id := range cars {
+			if _, _, _, n := windowCheck(t, m, "fleet/"+id+"/yukart/window"); n < 20 {
+				return false
+			}
+		}
+		return true
+	})
+
+	cfg := rollout.Config{Settings: mqttclient.Settings{Broker: b.URL, ClientID: "campaigns"}}
+	pushed, err := rollout.Push(context.Background(), cfg, k.sign(t, 7, "kart0[1-3]", nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(pushed); got != "[{kart01 fleet/kart01/yukart/policy} {kart02 fleet/kart02/yukart/policy} {kart03 fleet/kart03/yukart/policy}]" {
+		t.Fatalf("pushed to %s", got)
+	}
+	obs.WaitFor("three cars applying version 7", func(m []brokertest.Message) bool {
+		n := 0
+		for _, a := range latestAcks(t, m) {
+			if a.Applied.Version == 7 {
+				n++
+			}
+		}
+		return n == 3
+	})
+	// Windows of the new version from each of the three.
+	obs.WaitFor("windows of version 7", func(m []brokertest.Message) bool {
+		for _, id := range cars[:3] {
+			if v, _, _, _ := windowCheck(t, m, "fleet/"+id+"/yukart/window"); len(v) < 2 {
+				return false
+			}
+		}
+		return true
+	})
+	msgs := obs.Messages()
+	for i, id := range cars {
+		versions, gaps, lost, n := windowCheck(t, msgs, "fleet/"+id+"/yukart/window")
+		want := "[0]"
+		if i < 3 {
+			want = "[0 7]"
+		}
+		if fmt.Sprint(versions) != want || gaps != 0 || lost != 0 {
+			t.Errorf("%s: %d windows of policy versions %v, %d window seqs and %d envelopes lost; want versions %s, none lost",
+				id, n, versions, gaps, lost, want)
+		}
+	}
+	got, err := rollout.Read(context.Background(), cfg, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	if err := rollout.WriteStatus(&sb, got); err != nil {
+		t.Fatal(err)
+	}
+	hash := campaign.PolicyHash([]byte(campaignPolicy))
+	for i, c := range got {
+		a := c.Ack
+		switch {
+		case a == nil || c.Vehicle != cars[i]:
+			t.Fatalf("status: %+v", got)
+		case i < 3 && (c.Pushed == nil || c.Pushed.Version != 7 || a.Applied.Version != 7 || a.Applied.Hash != hash ||
+			a.Last == nil || a.Last.Result != campaign.ResultApplied):
+			t.Errorf("%s: pushed %v, acknowledged %+v %+v; want version 7 pushed and applied", c.Vehicle, c.Pushed, a.Applied, a.Last)
+		case i >= 3 && (c.Pushed != nil || a.Applied.Version != 0 || a.Last != nil):
+			t.Errorf("%s: pushed %v, acknowledged %+v; want nothing pushed, nothing applied", c.Vehicle, c.Pushed, a)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(sb.String()), "\n")
+	row := func(i int) string {
+		f := strings.Fields(lines[i])
+		if len(f) > 4 && strings.HasSuffix(f[4], "Z") {
+			f[4] = "TIME"
+		}
+		return strings.Join(f, " ")
+	}
+	if len(lines) != 6 || row(1) != "kart01 7 7 "+hash[7:19]+" TIME applied version 7" ||
+		row(3) != "kart03 7 7 "+hash[7:19]+" TIME applied version 7" || row(4) != "kart04 - 0 (policy file) - -" {
+		t.Errorf("status:\n%s", sb.String())
+	}
+}
