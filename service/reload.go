@@ -93,7 +93,7 @@ func (s *Service) initReload(reg prometheus.Registerer, loadedAt time.Time) erro
 func (s *Service) ReloadPolicy(ctx context.Context) error {
 	if s.camp != nil {
 		if v := s.camp.applied(); v > 0 {
-			s.log.Warn("policy reload asked for, but campaign version "+strconv.FormatUint(v, 10)+
+			s.log.Warn("policy reload asked for, but campaign version " + strconv.FormatUint(v, 10) +
 				" runs: the policy file is read only while no campaign is applied (docs/campaigns.md, going back)")
 			return ErrCampaignPolicy
 		}

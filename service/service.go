@@ -134,9 +134,9 @@ type Service struct {
 	// now is the wall clock; tests replace it.
 	now func() time.Time
 
-	reload reloader // policy reloads (reload.go)
+	reload reloader    // policy reloads (reload.go)
 	camp   *campaigner // campaigns (campaign.go); nil while off
-	health health   // what /healthz says (health.go)
+	health health      // what /healthz says (health.go)
 	// notify speaks to systemd (notify.go).
 	notify *notifier
 }
