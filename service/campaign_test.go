@@ -2,6 +2,9 @@ package service
 
 import (
 	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"crypto/ed25519"
 	"fmt"
 	"os"
@@ -285,5 +288,110 @@ func TestCampaignThreeOfFive(t *testing.T) {
 	if len(lines) != 6 || row(1) != "kart01 7 7 "+hash[7:19]+" TIME applied version 7" ||
 		row(3) != "kart03 7 7 "+hash[7:19]+" TIME applied version 7" || row(4) != "kart04 - 0 (policy file) - -" {
 		t.Errorf("status:\n%s", sb.String())
+	}
+}
+
+// TestCampaignRefused: every campaign a car must not apply is refused,
+// with its reason acknowledged, and nothing is applied: the version it
+// runs stays, also after the car restarts.
+func TestCampaignRefused(t *testing.T) {
+	b := brokertest.StartMosquitto(t, mosquitto.Options{})
+	k := newCampKit(t)
+	other := newCampKit(t)
+	other.dbcHash = k.dbcHash
+	db := loadTestDB(t)
+	cfg := k.carConfig(t, b.URL, "kart01")
+	obs := brokertest.Connect(t, b.URL)
+	obs.Subscribe(cfg.Campaign.AckTopic)
+	car := startService(t, cfg, db)
+	acks := func() []campaign.Ack {
+		var out []campaign.Ack
+		for _, m := range obs.Messages() {
+			a, err := campaign.ParseAck(m.Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, a)
+		}
+		return out
+	}
+	obs.WaitFor("the first acknowledgement", func(m []brokertest.Message) bool { return len(m) > 0 })
+
+	good := k.sign(t, 5, "kart0*", nil)
+	var f struct{ Campaign, Key, Sig string }
+	if err := json.Unmarshal(good, &f); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := base64.StdEncoding.DecodeString(f.Sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig[10] ^= 1 // another signature of the right length
+	f.Sig = base64.StdEncoding.EncodeToString(sig)
+	badSig, _ := json.Marshal(f)
+	oversized := append([]byte(`{"pad":"`), make([]byte, campaign.MaxSize)...)
+	for i := 8; i < len(oversized); i++ {
+		oversized[i] = 'x'
+	}
+	oversized = append(oversized, `"}`...)
+	rows := []struct {
+		name    string
+		payload []byte
+		version uint64 // of the acknowledgement's last outcome
+		reason  campaign.Reason
+		applied uint64 // the version the car runs after it
+	}{
+		{"not a campaign", []byte("hello"), 0, campaign.ReasonFormat, 0},
+		{"an envelope", []byte(`{"value":1,"ts":1,"seq":1,"epoch":1}`), 0, campaign.ReasonFormat, 0},
+		{"oversized", oversized, 0, campaign.ReasonSize, 0},
+		{"another key", other.sign(t, 5, "kart0*", nil), 5, campaign.ReasonKey, 0},
+		{"bad signature", badSig, 5, campaign.ReasonSignature, 0},
+		{"another vehicle", k.sign(t, 5, "kart02", nil), 5, campaign.ReasonVehicle, 0},
+		{"another DBC", k.sign(t, 5, "kart0*", func(b *campaign.Body) { b.DBC = "sha256:00" }), 5, campaign.ReasonDBC, 0},
+		{"a policy that does not load", k.sign(t, 5, "kart0*", func(b *campaign.Body) { b.Policy = "defaults: {max_rate: fast}\n" }), 5, campaign.ReasonPolicy, 0},
+		{"good", good, 5, "", 5},
+		{"equal version", k.sign(t, 5, "kart0*", func(b *campaign.Body) { b.Policy = testPolicy }), 5, campaign.ReasonVersion, 5},
+		{"older version", k.sign(t, 4, "kart0*", nil), 4, campaign.ReasonVersion, 5},
+	}
+	pub := brokertest.Connect(t, b.URL)
+	check := func(name string, payload []byte, version uint64, reason campaign.Reason, applied uint64) {
+		t.Helper()
+		n := len(acks())
+		pub.PublishQoS1(cfg.Campaign.Topic, payload, false)
+		obs.WaitFor(name+": its acknowledgement", func(m []brokertest.Message) bool { return len(m) > n })
+		a := acks()[n]
+		result := campaign.ResultRefused
+		if reason == "" {
+			result = campaign.ResultApplied
+		}
+		if l := a.Last; l == nil || l.Result != result || l.Reason != reason || l.Version != version || a.Applied.Version != applied {
+			t.Errorf("%s: acknowledged %+v %+v; want %s %q of version %d, version %d applied", name, a.Applied, a.Last, result, reason, version, applied)
+		}
+	}
+	for _, r := range rows {
+		check(r.name, r.payload, r.version, r.reason, r.applied)
+	}
+	if n := counter(t, car.camp.results.WithLabelValues(campaign.ResultApplied)); n != 1 {
+		t.Errorf("candec_campaigns_total{result=applied} = %v, want 1", n)
+	}
+
+	// After a restart the car runs version 5 from its state file and
+	// still refuses an older or equal one; the retained good campaign,
+	// delivered again, is no new outcome.
+	car.stop(t)
+	pub.PublishQoS1(cfg.Campaign.Topic, good, true)
+	n := len(acks())
+	car = startService(t, cfg, db)
+	obs.WaitFor("the acknowledgement after the restart", func(m []brokertest.Message) bool { return len(m) > n })
+	if a := acks()[n]; a.Applied.Version != 5 || a.Last != nil {
+		t.Fatalf("after the restart: acknowledged %+v %+v; want version 5 applied, no outcome yet", a.Applied, a.Last)
+	}
+	if v := car.engine.PolicyVersion(); v != 5 {
+		t.Errorf("after the restart the engine runs version %d, want 5", v)
+	}
+	check("older version after the restart", k.sign(t, 4, "kart0*", nil), 4, campaign.ReasonVersion, 5)
+	check("equal version after the restart", rows[9].payload, 5, campaign.ReasonVersion, 5)
+	if err := car.ReloadPolicy(context.Background()); !errors.Is(err, ErrCampaignPolicy) {
+		t.Errorf("SIGHUP's reload with a campaign applied: %v, want ErrCampaignPolicy", err)
 	}
 }
