@@ -2,10 +2,10 @@ package service
 
 import (
 	"context"
+	"crypto/ed25519"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"crypto/ed25519"
 	"fmt"
 	"os"
 	"path/filepath"
