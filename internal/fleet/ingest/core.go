@@ -381,6 +381,7 @@ func (c *core) rows(v *vehicle, w *envelope.Window) error {
 		}
 	}
 	var values uint64
+	v.w.SetPolicyVersion(w.Policy)
 	before := v.w.Buffered()
 	defer func() { c.memory += v.w.Buffered() - before }()
 	for i := range c.grp.n {

@@ -295,3 +295,41 @@ func (discard) Abort()                                            {}
 func (discard) Committed() []string                               { return nil }
 func (discard) Buffered() int64                                   { return 0 }
 func (discard) DropIdle()                                         {}
+func (discard) SetPolicyVersion(uint64)                           {}
+
+// TestRowsCarryPolicyVersion: each row carries the policy version of
+// the window it came in (the campaign the car ran), in both encodings.
+func TestRowsCarryPolicyVersion(t *testing.T) {
+	for _, enc := range []envelope.Encoding{envelope.JSON, envelope.Msgpack} {
+		t.Run(enc.String(), func(t *testing.T) {
+			wins := carWindows(t, enc)
+			half := len(wins) / 2
+			var w envelope.Window
+			for i := half; i < len(wins); i++ {
+				if err := envelope.ParseWindow(wins[i], &w); err != nil {
+					t.Fatal(err)
+				}
+				e := envelope.NewWindowEncoder(enc)
+				e.SetPolicy(7)
+				e.Reset(w.Start, w.End)
+				for _, it := range w.Items {
+					e.Add(string(it.Topic), &it.Envelope)
+				}
+				wins[i] = e.Append(nil, w.Seq, w.Epoch)
+			}
+			fl := newFakeLake()
+			in := newTestIngest(t, testConfig(t, "a"), fl.opened())
+			feed(in.core, kartTopic, wins, 1)
+			if err := in.core.close(); err != nil {
+				t.Fatal(err)
+			}
+			before := fl.cellsOf(func(r fakeRow) bool { return r.policy == 0 })
+			after := fl.cellsOf(func(r fakeRow) bool { return r.policy == 7 })
+			if len(before)+len(after) != len(fl.cells()) || len(after) == 0 {
+				t.Fatalf("%d cells of version 0, %d of 7, %d in all", len(before), len(after), len(fl.cells()))
+			}
+			sameCells(t, before, published(t, "kart01", wins[:half]))
+			sameCells(t, after, published(t, "kart01", wins[half:]))
+		})
+	}
+}

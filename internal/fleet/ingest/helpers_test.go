@@ -254,6 +254,7 @@ type fakeRow struct {
 	message string
 	time    int64
 	vals    []decoder.Value
+	policy  uint64 // SetPolicyVersion's
 }
 
 // fakeWriter is a lake.Writer that keeps its rows in memory: it names
@@ -265,6 +266,7 @@ type fakeWriter struct {
 	rows      map[string][]fakeRow // by file, less the input
 	committed []string
 	lake      *fakeLake
+	policy    uint64
 }
 
 // fakeLake collects the committed rows of its writers.
@@ -286,7 +288,7 @@ func (w *fakeWriter) Write(f *frame.Frame, iface string, vals []decoder.Value) e
 	m := vals[0].Signal.Message
 	date := lake.DayDate(lake.Day(f.Time))
 	k := w.prefix + "/message=" + lake.Escape(m.Name) + "/date=" + date + "/" + lake.Escape(iface)
-	w.rows[k] = append(w.rows[k], fakeRow{m.Name, f.Time, slices.Clone(vals)})
+	w.rows[k] = append(w.rows[k], fakeRow{m.Name, f.Time, slices.Clone(vals), w.policy})
 	return nil
 }
 
@@ -307,14 +309,20 @@ func (w *fakeWriter) Commit(input string) error {
 	return nil
 }
 
-func (w *fakeWriter) Abort()              { clear(w.rows) }
-func (w *fakeWriter) Buffered() int64     { return 0 }
-func (w *fakeWriter) DropIdle()           {}
-func (w *fakeWriter) Committed() []string { return w.committed }
+func (w *fakeWriter) Abort()                    { clear(w.rows) }
+func (w *fakeWriter) Buffered() int64           { return 0 }
+func (w *fakeWriter) DropIdle()                 {}
+func (w *fakeWriter) SetPolicyVersion(v uint64) { w.policy = v }
+func (w *fakeWriter) Committed() []string       { return w.committed }
 
 // cells returns the committed rows' values by cell, as the lake would
 // hold them: a value as lake.Writer writes it.
 func (l *fakeLake) cells() map[cell][]float64 {
+	return l.cellsOf(func(fakeRow) bool { return true })
+}
+
+// cellsOf is cells of the rows keep keeps.
+func (l *fakeLake) cellsOf(keep func(fakeRow) bool) map[cell][]float64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	out := map[cell][]float64{}
@@ -324,6 +332,9 @@ func (l *fakeLake) cells() map[cell][]float64 {
 		}
 		vehicle := strings.TrimPrefix(strings.Split(name, "/")[0], "vehicle=")
 		for _, r := range rows {
+			if !keep(r) {
+				continue
+			}
 			for _, v := range r.vals {
 				k := cell{vehicle, r.message, v.Signal.Name, r.time}
 				x := v.Phys

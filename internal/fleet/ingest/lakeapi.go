@@ -18,7 +18,7 @@ type openedLake struct {
 // openLake opens cfg's lake, shared with the other instances (its
 // owner is the instance's id).
 func openLake(cfg Config) (openedLake, error) {
-	l, err := lake.Open(lake.Config{Dir: cfg.Dir, Store: cfg.Store, DBC: cfg.DBCHash, Owner: cfg.ID})
+	l, err := lake.Open(lake.Config{Dir: cfg.Dir, Store: cfg.Store, DBC: cfg.DBCHash, Owner: cfg.ID, PolicyColumn: true})
 	if err != nil {
 		return openedLake{}, err
 	}

@@ -69,6 +69,9 @@ func (g *grouper) add(si *sigInfo, e *envelope.Envelope) {
 // tableWriter is what the ingest needs of a lake.Writer.
 type tableWriter interface {
 	Write(f *frame.Frame, iface string, vals []decoder.Value) error
+	// SetPolicyVersion sets the policy version of the rows written
+	// next: their window's (envelope.Window.Policy).
+	SetPolicyVersion(version uint64)
 	Commit(input string) error
 	Abort()
 	Committed() []string

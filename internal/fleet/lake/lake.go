@@ -82,6 +82,10 @@ type Config struct {
 	// Signals are the signal globs of the decode (decoder.RouterConfig):
 	// a table has a column for each selected signal only.
 	Signals []string
+	// PolicyColumn gives every table the column policy_version: the
+	// version of the campaign whose policy published the row's values
+	// (Writer.SetPolicyVersion), 0 for none. The ingest's lake has it.
+	PolicyColumn bool
 	// RowGroupRows is the rows of a full row group; 0 is
 	// DefaultTableRowGroupRows.
 	RowGroupRows int
@@ -295,6 +299,7 @@ type Writer struct {
 	buffered int64
 	tabBytes int64 // the open tables' own structures (Buffered)
 	pv       values
+	policy   int64 // SetPolicyVersion's, for the rows written next
 	rows     int64
 	files    int
 	trunc    int
@@ -338,6 +343,7 @@ func (l *Lake) NewWriterIn(prefix string) *Writer {
 type layout struct {
 	schema  *parquet.Schema
 	j1939   bool
+	policy  bool // the policy_version column (Config.PolicyColumn)
 	base    int      // lowest Signal.Index of the message
 	slot    []int    // Signal.Index-base → index in sigs, -1 when not selected
 	sigs    []sigDef // selected signals in message order
@@ -387,6 +393,11 @@ func (l *Lake) newLayout(m *dbc.Message) *layout {
 	if m.J1939 {
 		cols = append(cols, column{"sa", int32Node})
 		used["sa"] = true
+		lo.rowSize += 8
+	}
+	if l.cfg.PolicyColumn {
+		cols = append(cols, column{PolicyColumn, int64Node})
+		used[PolicyColumn], lo.policy = true, true
 		lo.rowSize += 8
 	}
 	cols = append(cols, column{"oor", oorNode})
@@ -446,7 +457,8 @@ type table struct {
 	time  int64s
 	id    int64s
 	sa    int64s
-	oor   lists // the columns of the values out of range
+	pol   int64s // policy_version
+	oor   lists  // the columns of the values out of range
 	vals  []sigCol
 	out   *bufio.Writer
 	pw    *parquet.Writer
@@ -523,6 +535,9 @@ func (w *Writer) Write(f *frame.Frame, iface string, vals []decoder.Value) error
 	tb.id.v = append(tb.id.v, int64(f.ID))
 	if lo.j1939 {
 		tb.sa.v = append(tb.sa.v, int64(vals[0].SA))
+	}
+	if lo.policy {
+		tb.pol.v = append(tb.pol.v, w.policy)
 	}
 	for i := range tb.vals {
 		c := &tb.vals[i]
@@ -630,6 +645,12 @@ func (w *Writer) flush(tb *table) error {
 		}
 		col++
 	}
+	if lo.policy {
+		if err := writeColumn(pw, col, p.int64s(&tb.pol, col)); err != nil {
+			return err
+		}
+		col++
+	}
 	if err := writeColumn(pw, col, p.lists(&tb.oor, col)); err != nil {
 		return err
 	}
@@ -666,7 +687,7 @@ func (w *Writer) flush(tb *table) error {
 func (w *Writer) drop(tb *table) {
 	w.buffered -= int64(tb.n)*tb.lo.rowSize + 16*int64(len(tb.oor.v))
 	tb.n = 0
-	tb.time.v, tb.id.v, tb.sa.v = tb.time.v[:0], tb.id.v[:0], tb.sa.v[:0]
+	tb.time.v, tb.id.v, tb.sa.v, tb.pol.v = tb.time.v[:0], tb.id.v[:0], tb.sa.v[:0], tb.pol.v[:0]
 	tb.oor.v, tb.oor.end = tb.oor.v[:0], tb.oor.end[:0]
 	for i := range tb.vals {
 		c := &tb.vals[i]
@@ -693,6 +714,11 @@ func tableBytes(lo *layout) int64 { return 512 + 96*int64(lo.columns) }
 // a Writer that waits long between inputs, an ingest's vehicle's
 // between commits, then holds no memory meanwhile.
 func (w *Writer) DropIdle() { clear(w.idle) }
+
+// SetPolicyVersion sets the policy_version of the rows written from
+// now on (Config.PolicyColumn; without it the version is not kept). A
+// version is at most campaign.MaxVersion, well within int64.
+func (w *Writer) SetPolicyVersion(version uint64) { w.policy = int64(version) }
 
 // Rows returns the rows written so far; Truncated the values left out
 // (null) because their signal did not fit in a short frame.

@@ -46,6 +46,10 @@ func newSchema(name string, cols []column) *parquet.Schema {
 	return parquet.NewSchema(name, g)
 }
 
+// PolicyColumn names the column of a row's policy version
+// (Config.PolicyColumn).
+const PolicyColumn = "policy_version"
+
 // Column nodes. Strings are dictionary-encoded: a column of names,
 // units and labels holds a few distinct values many times over.
 var (
