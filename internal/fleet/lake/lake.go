@@ -343,7 +343,7 @@ func (l *Lake) NewWriterIn(prefix string) *Writer {
 type layout struct {
 	schema  *parquet.Schema
 	j1939   bool
-	policy  bool // the policy_version column (Config.PolicyColumn)
+	policy  bool     // the policy_version column (Config.PolicyColumn)
 	base    int      // lowest Signal.Index of the message
 	slot    []int    // Signal.Index-base → index in sigs, -1 when not selected
 	sigs    []sigDef // selected signals in message order
