@@ -21,6 +21,10 @@ const Format = "candec-campaign-1"
 // the campaign key over anything else is never a campaign's.
 const Context = "candec campaign signature v1\x00"
 
+// MaxVersion is the highest version: 2^53, the largest integer every
+// JSON reader keeps exactly (and within the lake's INT64 column).
+const MaxVersion = 1 << 53
+
 // MaxSize is the largest campaign a car takes: 256 KiB, a quarter of
 // the fleet broker's largest message (deploy/mosquitto/fleet.conf's
 // message_size_limit). A tuned policy is a few kB.
@@ -125,8 +129,8 @@ func (b *Body) Validate() error {
 	switch {
 	case b.Format != Format:
 		return fmt.Errorf("format %q, want %q", cut(b.Format), Format)
-	case b.Version == 0:
-		return errors.New("version must be >= 1")
+	case b.Version == 0 || b.Version > MaxVersion:
+		return fmt.Errorf("version %d: must be 1 to %d", b.Version, uint64(MaxVersion))
 	case b.Vehicles == "":
 		return errors.New("no vehicles (a glob of vehicle ids)")
 	case strings.ContainsAny(b.Vehicles, "/"):

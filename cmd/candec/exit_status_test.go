@@ -41,6 +41,8 @@ func exitCases(t *testing.T) map[string]exitCase {
 		"bench":    {usage: []string{"extra", "argument"}, failure: []string{"--scenarios", missing("scenarios.yaml")}, says: m},
 		"ingest":   {usage: []string{"--dbc", yukartDBC}, failure: []string{"--dbc", missing("yukart.dbc"), "--out-dir", filepath.Join(dir, "lake")}, says: m},
 		"version":  {usage: []string{"extra"}, stdout: []string{}}, // it reads nothing: it fails only on a write
+		"campaign": {usage: []string{"nosuch"}, failure: []string{"sign", "--key", missing("key"), "--policy", missing("p.yaml"), "--version", "1", "--vehicles", "*", "--dbc", yukartDBC},
+			says: m, stdout: []string{"keygen", "-o", filepath.Join(dir, "key")}},
 	}
 }
 

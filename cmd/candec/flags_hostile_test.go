@@ -47,17 +47,22 @@ func hostileBase(t *testing.T) map[string]struct{ flags, args []string } {
 	type base = struct{ flags, args []string }
 	yukartDBC := dbcFile
 	return map[string]base{
-		"run":           {flags: []string{"--dbc", yukartDBC, "--broker", closed, "--metrics-addr", ""}},
-		"demo":          {flags: []string{"--broker", closed, "--connect-timeout", "200ms", "--duration", "1s"}},
-		"decode":        {flags: []string{"--dbc", yukartDBC}, args: []string{capture}},
-		"dbc":           {args: []string{yukartDBC}},
-		"generate":      {flags: []string{"--duration", "200ms"}},
-		"replay":        {flags: []string{"--broker", closed, "--connect-timeout", "200ms"}, args: []string{capture}},
-		"watch":         {flags: []string{"--broker", closed, "--connect-timeout", "200ms", "--duration", "1s"}},
-		"tune":          {flags: []string{"--dbc", yukartDBC}, args: []string{capture}},
-		"ingest":        {flags: []string{"--dbc", yukartDBC, "--out-dir", filepath.Join(dir, "lake"), "--broker", closed, "--connect-timeout", "200ms"}},
-		"bench":         {flags: []string{"--plan-only", "--no-results"}},
-		"bench summary": {flags: []string{"--results", dir}},
+		"run":             {flags: []string{"--dbc", yukartDBC, "--broker", closed, "--metrics-addr", ""}},
+		"demo":            {flags: []string{"--broker", closed, "--connect-timeout", "200ms", "--duration", "1s"}},
+		"decode":          {flags: []string{"--dbc", yukartDBC}, args: []string{capture}},
+		"dbc":             {args: []string{yukartDBC}},
+		"generate":        {flags: []string{"--duration", "200ms"}},
+		"replay":          {flags: []string{"--broker", closed, "--connect-timeout", "200ms"}, args: []string{capture}},
+		"watch":           {flags: []string{"--broker", closed, "--connect-timeout", "200ms", "--duration", "1s"}},
+		"tune":            {flags: []string{"--dbc", yukartDBC}, args: []string{capture}},
+		"ingest":          {flags: []string{"--dbc", yukartDBC, "--out-dir", filepath.Join(dir, "lake"), "--broker", closed, "--connect-timeout", "200ms"}},
+		"bench":           {flags: []string{"--plan-only", "--no-results"}},
+		"bench summary":   {flags: []string{"--results", dir}},
+		"campaign keygen": {flags: []string{"-o", filepath.Join(dir, "key")}},
+		"campaign sign": {flags: []string{"--key", filepath.Join(dir, "key"), "--policy", filepath.Join(dir, "p.yaml"), "--version", "1",
+			"--vehicles", "*", "--dbc", yukartDBC}},
+		"campaign push":   {flags: []string{"--broker", closed, "--timeout", "200ms"}, args: []string{filepath.Join(dir, "c.json")}},
+		"campaign status": {flags: []string{"--broker", closed, "--timeout", "200ms"}},
 	}
 }
 

@@ -21,6 +21,7 @@ var commands = []cli.Command{
 	{Name: "tune", Summary: "what a policy costs the broker: per-signal envelopes/s from a capture, offline", Run: runTune},
 	cli.Replay,
 	cli.Watch,
+	{Name: "campaign", Summary: "a tuned policy signed and pushed to the fleet's cars: keygen, sign, push, status (docs/campaigns.md)", Run: runCampaign},
 	{Name: "ingest", Summary: "the fleet's cloud side: the cars' window streams from the broker into a lake, exactly once (docs/ingest.md)", Run: runIngest},
 	cli.Generate,
 	{Name: "bench", Summary: "measure candec against a real mosquitto: the report's mix table (see benchmarks/README.md)", Run: runBench},
