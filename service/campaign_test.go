@@ -395,3 +395,36 @@ func TestCampaignRefused(t *testing.T) {
 		t.Errorf("SIGHUP's reload with a campaign applied: %v, want ErrCampaignPolicy", err)
 	}
 }
+
+// TestCampaignConfig: campaign keys that cannot work are refused at
+// start, each naming its key.
+func TestCampaignConfig(t *testing.T) {
+	on := []Override{{Key: "dbc", Value: "a.dbc"}, {Key: "vehicle", Value: "kart01"}, {Key: "campaign_topic", Value: "yukart/policy"},
+		{Key: "campaign_key", Value: "k.pub"}, {Key: "campaign_state", Value: "s.json"}}
+	if _, err := LoadConfig("", on); err != nil {
+		t.Fatalf("campaigns on: %v", err)
+	}
+	if _, err := LoadConfig("", []Override{{Key: "dbc", Value: "a.dbc"}, {Key: "vehicle", Value: "kart/01"}}); err != nil {
+		t.Errorf("campaigns off, a vehicle set: %v; want it taken (checked only with campaigns on)", err)
+	}
+	for _, tc := range []struct {
+		name string
+		set  []Override
+		want string
+	}{
+		{"no vehicle", []Override{{Key: "vehicle", Value: ""}}, "vehicle: campaign_topic needs"},
+		{"a vehicle of two levels", []Override{{Key: "vehicle", Value: "kart/01"}}, "vehicle: campaign_topic needs"},
+		{"no key", []Override{{Key: "campaign_key", Value: ""}}, "campaign_key: campaign_topic needs"},
+		{"no state", []Override{{Key: "campaign_state", Value: ""}}, "campaign_state: campaign_topic needs"},
+		{"a wildcard topic", []Override{{Key: "campaign_topic", Value: "yukart/+"}}, "campaign_topic:"},
+		{"the status topic", []Override{{Key: "campaign_topic", Value: DefaultStatusTopic}}, "campaign_topic:"},
+		{"acknowledged on the campaign topic", []Override{{Key: "campaign_ack_topic", Value: "yukart/policy"}}, "campaign_ack_topic:"},
+		{"under the raw filter", []Override{{Key: "raw_topic", Value: "yukart/+"}}, "is matched by raw_topic"},
+		{"under the signal topics", []Override{{Key: "campaign_topic", Value: "yukart/vehicle/policy"}}, "campaign_topic:"},
+	} {
+		_, err := LoadConfig("", append(append([]Override(nil), on...), tc.set...))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+}

@@ -270,6 +270,8 @@ func TestKeysText(t *testing.T) {
 		{Key: "dbc", Value: "a.dbc,b.dbc"}, {Key: "policy", Value: "p.yaml"}, {Key: "metrics_addr", Value: ":9000"},
 		{Key: "log_format", Value: "json"}, {Key: "log_level", Value: "debug"}, {Key: "clock_lag", Value: "1s"},
 		{Key: "reconnect_max", Value: "2s"}, {Key: "shutdown_timeout", Value: "3s"},
+		{Key: "vehicle", Value: "kart07"}, {Key: "campaign_topic", Value: "c/p"}, {Key: "campaign_key", Value: "k.pub"},
+		{Key: "campaign_state", Value: "s.json"}, {Key: "campaign_ack_topic", Value: "c/a"},
 	})
 	if err != nil {
 		t.Fatal(err)
