@@ -8,7 +8,8 @@
 //
 //	frame, dbc, decoder, capture,      the libraries: they import only
 //	rawbatch, envelope, pipeline,      each other (and outside modules)
-//	mqttclient, mqttclient/wire
+//	mqttclient, mqttclient/wire,
+//	campaign
 //	service                            the decoder service: libraries only
 //	cmd/candec                         the developer's and the cloud's binary: every command
 //	cmd/candec-car                     the car's binary (the .deb's): the car's commands

@@ -16,7 +16,7 @@ import (
 const module = "github.com/yukart/candec"
 
 // libraries are the top-level packages another Go program may import.
-var libraries = []string{"frame", "dbc", "decoder", "capture", "rawbatch", "envelope", "pipeline", "mqttclient", "mqttclient/wire"}
+var libraries = []string{"frame", "dbc", "decoder", "capture", "rawbatch", "envelope", "pipeline", "mqttclient", "mqttclient/wire", "campaign"}
 
 // shared is the folder of the internal packages every package may
 // import: small helpers with no candec knowledge that import nothing of
