@@ -394,6 +394,9 @@ func TestCampaignRefused(t *testing.T) {
 	if err := car.ReloadPolicy(context.Background()); !errors.Is(err, ErrCampaignPolicy) {
 		t.Errorf("SIGHUP's reload with a campaign applied: %v, want ErrCampaignPolicy", err)
 	}
+	if b, err := os.ReadFile(cfg.Policy); err != nil || string(b) != testPolicy {
+		t.Errorf("the policy file the user named holds %q (%v), want it untouched", b, err)
+	}
 }
 
 // TestCampaignConfig: campaign keys that cannot work are refused at
