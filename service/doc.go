@@ -196,6 +196,8 @@
 //	candec_broker_connect_failures_total{reason} failed attempts, refused status publishes and subscriptions: network, tls, auth, acl, timeout, other
 //	candec_policy_reloads_total{result}    policy reloads: ok, error (the running policy stayed)
 //	candec_policy_loaded_timestamp_seconds when the running policy was read
+//	candec_campaigns_total{result}         campaigns taken (campaign_topic): applied, or the reason refused
+//	candec_campaign_version                version of the campaign whose policy runs; 0: none
 //	candec_broker_takeovers_total          connections lost to another client with the same client id
 //	candec_publish_latency_seconds         frame timestamp → publish (value, trailing, flush)
 //
@@ -240,6 +242,17 @@
 //	clock_lag         100ms                     how far policy time trails the frames when they stop
 //	reconnect_max     5s                        longest wait between connection attempts
 //	shutdown_timeout  5s                        bound on the final flush and "offline"
+//	vehicle           (none)                    this car's id, which a campaign's glob must match
+//	campaign_topic    (none: off)               signed policy campaigns (docs/campaigns.md)
+//	campaign_key      (none)                    the public key file campaigns are signed with
+//	campaign_state    (none)                    the file keeping the applied campaign
+//	campaign_ack_topic yukart/decoder/campaign  the car's acknowledgement, retained
+//
+// With campaign_topic set, vehicle, campaign_key and campaign_state are
+// required, and neither campaign topic may be one of the decoder's own
+// or be matched by raw_topic or the signal topics. A campaign applied
+// wins over the policy file (a SIGHUP then keeps it, ErrCampaignPolicy);
+// docs/campaigns.md says how to go back.
 //
 // No number is silently replaced by a default: qos must be 0 or 1,
 // window_period and shutdown_timeout above 0, clock_lag 0 or more, and
