@@ -431,3 +431,50 @@ func TestCampaignConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestCampaignNotBefore: a campaign valid only from a time ahead waits,
+// acknowledged so, and is applied once the time has come.
+func TestCampaignNotBefore(t *testing.T) {
+	b := brokertest.StartMosquitto(t, mosquitto.Options{})
+	k := newCampKit(t)
+	cfg := k.carConfig(t, b.URL, "kart01")
+	obs := brokertest.Connect(t, b.URL)
+	obs.Subscribe(cfg.Campaign.AckTopic)
+	startService(t, cfg, loadTestDB(t))
+	obs.WaitFor("the first acknowledgement", func(m []brokertest.Message) bool { return len(m) > 0 })
+	at := time.Now().Add(time.Second)
+	pub := brokertest.Connect(t, b.URL)
+	pub.PublishQoS1(cfg.Campaign.Topic, k.sign(t, 2, "kart01", func(b *campaign.Body) { b.NotBefore = at }), true)
+	var outcomes []string
+	var last campaign.Ack
+	obs.WaitFor("the campaign applied", func(m []brokertest.Message) bool {
+		outcomes = outcomes[:0]
+		for _, a := range latestAll(t, m) {
+			if a.Last != nil {
+				outcomes = append(outcomes, fmt.Sprintf("%s %d", a.Last.Result, a.Applied.Version))
+				last = a
+			}
+		}
+		return len(outcomes) > 0 && outcomes[len(outcomes)-1] == "applied 2"
+	})
+	if fmt.Sprint(outcomes) != "[waiting 0 applied 2]" {
+		t.Errorf("acknowledged %v, want it waiting, then applied", outcomes)
+	}
+	if last.Applied.At.Before(at.Truncate(time.Second)) {
+		t.Errorf("applied at %v, before its not_before %v", last.Applied.At, at)
+	}
+}
+
+// latestAll parses every acknowledgement of msgs, in order.
+func latestAll(t *testing.T, msgs []brokertest.Message) []campaign.Ack {
+	t.Helper()
+	var out []campaign.Ack
+	for _, m := range msgs {
+		a, err := campaign.ParseAck(m.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
