@@ -216,8 +216,12 @@ func (c *campaigner) applied() uint64 {
 }
 
 // take hands a payload of the campaign topic to run; it never blocks:
-// a payload still waiting is replaced by the newer one.
+// a payload still waiting is replaced by the newer one. An empty one
+// is the retained campaign cleared: nothing to take.
 func (c *campaigner) take(payload []byte) {
+	if len(payload) == 0 {
+		return
+	}
 	b := append([]byte(nil), payload...)
 	for {
 		select {
