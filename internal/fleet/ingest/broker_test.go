@@ -303,7 +303,7 @@ func readCells(t testing.TB, name string, b []byte, add func(col string, ts int6
 				switch {
 				case !v.IsNull() && strings.HasSuffix(name, "_label"):
 					addLabel(name, ts, v.String())
-				case v.IsNull() || name == "time" || name == "bus" || name == "id" || name == "sa" || name == "oor" || strings.HasSuffix(name, "_label"):
+				case v.IsNull() || name == "time" || name == "bus" || name == "id" || name == "sa" || name == "oor" || name == "policy_version" || strings.HasSuffix(name, "_label"):
 				case v.Kind() == parquet.Int64:
 					add(name, ts, float64(v.Int64()))
 				default:
