@@ -757,3 +757,53 @@ func TestWriterReused(t *testing.T) {
 		}
 	}
 }
+
+// TestPolicyColumn: with Config.PolicyColumn every table has the INT64
+// column policy_version after id, each row the version set when it was
+// written (across row groups, a small one forcing several); without it
+// a table has no such column.
+func TestPolicyColumn(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		dir := filepath.Join(t.TempDir(), "lake")
+		lk, err := Open(Config{Dir: dir, DBC: "sha256:1", PolicyColumn: on, RowGroupRows: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := lk.NewWriter()
+		var versions []int64 // by row written, of MCU_MotorStatus
+		n := 0
+		decodeIdle(t, func(f *frame.Frame, iface string, vals []decoder.Value) error {
+			n++
+			v := uint64(n / 100 % 3) // 0, then 1, 2, 0, … in runs of 100 frames
+			w.SetPolicyVersion(v)
+			if len(vals) > 0 && vals[0].Signal.Message.Name == "MCU_MotorStatus" {
+				versions = append(versions, int64(v))
+			}
+			return w.Write(f, iface, vals)
+		})
+		if err := w.Commit("0123456789abcdef"); err != nil {
+			t.Fatal(err)
+		}
+		lk.Close()
+		files, err := filepath.Glob(filepath.Join(dir, "message=MCU_MotorStatus", "*", "*.parquet"))
+		if err != nil || len(files) != 1 {
+			t.Fatalf("files %v, %v", files, err)
+		}
+		cols, rows, _ := readRows(t, files[0])
+		at := slices.Index(cols, PolicyColumn)
+		if !on {
+			if at >= 0 {
+				t.Errorf("columns %v: policy_version without PolicyColumn", cols)
+			}
+			continue
+		}
+		if at != 3 || len(rows) != len(versions) {
+			t.Fatalf("columns %v, %d rows; want policy_version 4th, %d rows", cols, len(rows), len(versions))
+		}
+		for i, row := range rows {
+			if got := byColumn(row, len(cols))[at][0].Int64(); got != versions[i] {
+				t.Fatalf("row %d: policy_version %d, want %d", i, got, versions[i])
+			}
+		}
+	}
+}
