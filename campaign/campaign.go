@@ -185,7 +185,7 @@ func signed(body []byte) []byte {
 // key or whose signature does not verify is a *Refusal.
 func Open(payload []byte, pub ed25519.PublicKey) (*Campaign, error) {
 	if len(payload) > MaxSize {
-		return nil, refuse(ReasonSize, "%d bytes, over %d", len(payload), MaxSize)
+		return nil, refuse(ReasonSize, "over the %d bytes a car takes", MaxSize)
 	}
 	var f file
 	if err := json.Unmarshal(payload, &f); err != nil {

@@ -222,7 +222,9 @@ func (c *campaigner) take(payload []byte) {
 	if len(payload) == 0 {
 		return
 	}
-	b := append([]byte(nil), payload...)
+	// Past MaxSize Open refuses it by its size alone: no need to copy
+	// more of a huge one.
+	b := append([]byte(nil), payload[:min(len(payload), campaign.MaxSize+1)]...)
 	for {
 		select {
 		case c.in <- b:

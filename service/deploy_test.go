@@ -248,6 +248,10 @@ func TestDeployBrokerACL(t *testing.T) {
 		{bridge, "bridge", "yukart/vehicle/Speed", true},
 		{bridge, "bridge", "yukart/decoder/status", true},
 		{decoder, "candec", "yukart/can/raw", true},
+		// Campaigns come down the uplink bridge alone (docs/campaigns.md).
+		{sub, "dashboard", "yukart/policy", true},
+		{bridge, "bridge", "yukart/policy", true},
+		{decoder, "candec", "yukart/policy", true},
 		{bridge, "bridge", "yukart/can/raw", false},
 		{decoder, "candec", "yukart/vehicle/Speed", false},
 		{decoder, "candec", "yukart/decoder/status", false},
