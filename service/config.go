@@ -110,7 +110,7 @@ type Config struct {
 // DBC file.
 func DefaultConfig() Config {
 	return Config{
-		Settings:        mqttclient.Settings{Broker: DefaultBroker, ClientID: DefaultClientID, KeepAlive: DefaultKeepAlive},
+		Settings:        mqttclient.DefaultSettings(DefaultClientID),
 		RawTopic:        DefaultRawTopic,
 		StatusTopic:     DefaultStatusTopic,
 		TopicTemplate:   DefaultTopicTemplate,
@@ -204,7 +204,7 @@ func pathKey(k key) key {
 
 // keys lists every config key, in the order the documentation gives:
 // the connection's, as mqttclient describes them, then the service's.
-var keys = append(connectionKeys(), []key{
+var keys = append(connectionKeys(mqttclient.Keys()), []key{
 	{
 		name: "qos", help: "`QoS` of the raw subscription and the envelopes, 0 or 1",
 		set: func(c *Config, v string) error {
@@ -252,12 +252,12 @@ var keys = append(connectionKeys(), []key{
 	durKey("shutdown_timeout", "bound on the final flush and offline publish, a `duration` > 0", func(c *Config) *time.Duration { return &c.ShutdownTimeout }),
 }...)
 
-// connectionKeys makes config keys of mqttclient's settings: one
-// description of broker, client_id, … keepalive for `run` and every
-// other command.
-func connectionKeys() []key {
+// connectionKeys makes config keys of mqttclient's settings (ks is
+// mqttclient.Keys()): one description of broker, client_id, … keepalive
+// for `run` and every other command.
+func connectionKeys(ks []mqttclient.Key) []key {
 	var out []key
-	for _, k := range mqttclient.Keys() {
+	for _, k := range ks {
 		help := k.Help
 		if k.Secret {
 			help += " (prefer " + flagenv.EnvName(k.Name) + " to a flag)"

@@ -11,6 +11,7 @@ import (
 
 // Flags are a command's connection flags, defined by AddFlags.
 type Flags struct {
+	keys  []mqttclient.Key
 	def   mqttclient.Settings
 	given []given // in command-line order
 }
@@ -26,18 +27,25 @@ type given struct {
 // (--keepalive 1x) is refused when fs parses it, naming the flag. The
 // password has no flag: it comes from CANDEC_PASSWORD (or the URL).
 func AddFlags(fs *flag.FlagSet, def mqttclient.Settings) *Flags {
-	f := &Flags{def: def}
-	for _, k := range mqttclient.Keys() {
+	return addFlags(fs, def, mqttclient.Keys())
+}
+
+// addFlags defines a flag for each key but a secret one, whose variable
+// the help of the flag before it names; an own key's help names no
+// variable (see Flags.Settings).
+func addFlags(fs *flag.FlagSet, def mqttclient.Settings, keys []mqttclient.Key) *Flags {
+	f := &Flags{keys: keys, def: def}
+	for i, k := range keys {
 		if k.Secret {
 			continue
 		}
-		name := flagenv.FlagName(k.Name)
-		help := k.Help + " (env " + flagenv.EnvName(k.Name) + ")"
-		switch k.Name {
-		case "client_id":
-			help = k.Help
-		case "username":
-			help = k.Help + " (env " + flagenv.EnvName(k.Name) + "; the password comes from " + flagenv.EnvName("password") + ")"
+		name, help := flagenv.FlagName(k.Name), k.Help
+		if !k.Own {
+			env := "env " + flagenv.EnvName(k.Name)
+			if i+1 < len(keys) && keys[i+1].Secret {
+				env += "; the " + keys[i+1].Name + " comes from " + flagenv.EnvName(keys[i+1].Name)
+			}
+			help += " (" + env + ")"
 		}
 		fs.Var(&flagenv.Value{Default: k.Get(&def), Record: func(v string) error {
 			var scratch mqttclient.Settings
@@ -60,10 +68,9 @@ func AddFlags(fs *flag.FlagSet, def mqttclient.Settings) *Flags {
 // *mqttclient.SettingError naming the flag or the variable.
 func (f *Flags) Settings(environ []string) (mqttclient.Settings, error) {
 	s := f.def
-	keys := mqttclient.Keys()
 	where := map[string]string{}
-	for _, g := range append(envGiven(environ), f.given...) {
-		for _, k := range keys {
+	for _, g := range append(f.envGiven(environ), f.given...) {
+		for _, k := range f.keys {
 			if k.Name != g.key {
 				continue
 			}
@@ -99,19 +106,18 @@ func (f *Flags) Given(key string) bool {
 }
 
 // envGiven returns the values of the settings' variables in environ,
-// but CANDEC_CLIENT_ID's: exported for `candec run`, it would give a
-// watch or a replay the decoder's id, and the broker would hand them
-// the decoder's session, disconnecting it.
-func envGiven(environ []string) []given {
+// but an own key's (CANDEC_CLIENT_ID): exported for `candec run`, it
+// would give a watch or a replay the decoder's id, and the broker would
+// hand them the decoder's session, disconnecting it.
+func (f *Flags) envGiven(environ []string) []given {
 	var out []given
-	keys := mqttclient.Keys()
 	for _, kv := range environ {
 		name, v, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, flagenv.EnvPrefix) {
 			continue
 		}
-		for _, k := range keys {
-			if k.Name != "client_id" && flagenv.EnvName(k.Name) == name {
+		for _, k := range f.keys {
+			if !k.Own && flagenv.EnvName(k.Name) == name {
 				out = append(out, given{where: name, key: k.Name, value: v})
 			}
 		}
@@ -123,15 +129,17 @@ func envGiven(environ []string) []given {
 // except the client id (each process has its own) and the password,
 // which the command reads from CANDEC_PASSWORD: a command line is
 // visible to every user of the machine.
-func Args(s mqttclient.Settings) []string {
-	args := []string{"--broker", s.Broker}
-	for _, k := range mqttclient.Keys() {
-		if k.Secret || k.Name == "broker" || k.Name == "client_id" {
+func Args(s mqttclient.Settings) []string { return args(s, mqttclient.Keys()) }
+
+func args(s mqttclient.Settings, keys []mqttclient.Key) []string {
+	var out []string
+	for _, k := range keys {
+		if k.Secret || k.Own {
 			continue
 		}
 		if v := k.Get(&s); v != "" {
-			args = append(args, "--"+flagenv.FlagName(k.Name), v)
+			out = append(out, "--"+flagenv.FlagName(k.Name), v)
 		}
 	}
-	return args
+	return out
 }
