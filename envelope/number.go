@@ -1,7 +1,5 @@
 package envelope
 
-import "math"
-
 // AppendFloat appends a finite float as an envelope's JSON carries it:
 // the shortest form that parses back to the same float64, with ".0"
 // added when that form looks like an integer, so that it reads back as a
@@ -13,12 +11,12 @@ func AppendFloat(dst []byte, f float64) []byte { return appendFloatJSON(dst, f) 
 // or "" for a finite f.
 func NonFinite(f float64) string {
 	switch {
-	case math.IsNaN(f):
+	case f-f == 0: // finite: ±Inf - ±Inf and NaN - NaN are NaN
+		return ""
+	case f != f:
 		return "NaN"
-	case math.IsInf(f, 1):
+	case f > 0:
 		return "+Inf"
-	case math.IsInf(f, -1):
-		return "-Inf"
 	}
-	return ""
+	return "-Inf"
 }
