@@ -24,9 +24,9 @@ import (
 	"github.com/yukart/candec/pipeline"
 )
 
-// Defaults of Config; DefaultConfig returns them.
+// Defaults of Config (the connection's are mqttclient's, its keys'
+// Default); DefaultConfig returns them.
 const (
-	DefaultBroker          = mqttclient.DefaultBroker
 	DefaultClientID        = "candec"
 	DefaultRawTopic        = "yukart/can/raw"
 	DefaultStatusTopic     = "yukart/decoder/status"
@@ -37,7 +37,6 @@ const (
 	DefaultLogFormat       = "text"
 	DefaultLogLevel        = "info"
 	DefaultClockLag        = 100 * time.Millisecond
-	DefaultKeepAlive       = mqttclient.DefaultKeepAlive
 	DefaultReconnectMax    = mqttclient.DefaultReconnectMax
 	DefaultShutdownTimeout = 5 * time.Second
 	// MinReconnectMax is the least reconnect_max: the MQTT client's first
