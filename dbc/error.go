@@ -43,8 +43,8 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Kind }
 
 // msgf formats the message of an Error or a Warning. Tokens are quoted
-// with termtext.Quote; a name (an identifier, which holds nothing a terminal acts
-// on) is put in as it is, so a string argument longer than any quote
+// with termtext.Quote; a name (an identifier, which holds nothing a
+// terminal acts on) is put in as it is, so a string argument longer than any quote
 // gives is a name, and is cut to 80 characters the same way: a 10 MB
 // name gives an error line of a few hundred bytes.
 func msgf(format string, args ...any) string {
