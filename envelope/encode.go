@@ -36,7 +36,7 @@ func AppendJSON(dst []byte, e *Envelope) []byte {
 		if nonfinite = NonFinite(e.Float); nonfinite != "" {
 			dst = append(dst, "null"...)
 		} else {
-			dst = appendFloatJSON(dst, e.Float)
+			dst = AppendFloat(dst, e.Float)
 		}
 	}
 	if nonfinite != "" {
@@ -65,20 +65,6 @@ func AppendJSON(dst []byte, e *Envelope) []byte {
 		dst = append(dst, `,"stale":true`...)
 	}
 	return append(dst, '}')
-}
-
-// appendFloatJSON writes a finite float so that it parses back as a
-// float: the shortest round-trip form, with ".0" added when that form
-// looks like an integer.
-func appendFloatJSON(dst []byte, f float64) []byte {
-	n := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'g', -1, 64)
-	for _, c := range dst[n:] {
-		if c == '.' || c == 'e' {
-			return dst
-		}
-	}
-	return append(dst, ".0"...)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -238,10 +224,6 @@ func appendMsgpackArrayHeader(dst []byte, n int) []byte {
 	}
 	return binary.BigEndian.AppendUint32(append(dst, 0xdd), uint32(n))
 }
-
-func appendUintJSON(dst []byte, v uint64) []byte { return strconv.AppendUint(dst, v, 10) }
-
-func appendIntJSON(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10) }
 
 // AppendJSONString appends s as a JSON string (RFC 8259), the form of
 // an envelope's unit and label, so that any bytes give valid JSON that

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -159,7 +160,7 @@ func TestJSONMatchesGoccy(t *testing.T) {
 
 func uintString(u uint64) string {
 	var b []byte
-	return string(appendUintJSON(b, u))
+	return string(strconv.AppendUint(b, u, 10))
 }
 
 // TestMsgpackMatchesLibrary decodes the MessagePack output with

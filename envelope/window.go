@@ -1,5 +1,7 @@
 package envelope
 
+import "strconv"
+
 // Window is one message of the window stream: every envelope published
 // during one window of frame time, with the window's own seq.
 //
@@ -115,13 +117,13 @@ func (w *WindowEncoder) Append(dst []byte, seq, epoch uint64) []byte {
 		return append(dst, w.items...)
 	}
 	dst = append(dst, `{"seq":`...)
-	dst = appendUintJSON(dst, seq)
+	dst = strconv.AppendUint(dst, seq, 10)
 	dst = append(dst, `,"epoch":`...)
-	dst = appendUintJSON(dst, epoch)
+	dst = strconv.AppendUint(dst, epoch, 10)
 	dst = append(dst, `,"start":`...)
-	dst = appendIntJSON(dst, w.start)
+	dst = strconv.AppendInt(dst, w.start, 10)
 	dst = append(dst, `,"end":`...)
-	dst = appendIntJSON(dst, w.end)
+	dst = strconv.AppendInt(dst, w.end, 10)
 	dst = append(dst, `,"items":[`...)
 	dst = append(dst, w.items...)
 	return append(dst, "]}"...)

@@ -18,7 +18,9 @@ type Flags struct {
 
 // given is one value of a key, from a flag or a variable.
 type given struct {
-	where, key, value string
+	where string
+	key   mqttclient.Key
+	value string
 }
 
 // AddFlags defines the connection flags on fs: --broker, --client-id,
@@ -52,7 +54,7 @@ func addFlags(fs *flag.FlagSet, def mqttclient.Settings, keys []mqttclient.Key) 
 			if err := k.Set(&scratch, v); err != nil {
 				return err
 			}
-			f.given = append(f.given, given{where: "--" + name, key: k.Name, value: v})
+			f.given = append(f.given, given{where: "--" + name, key: k, value: v})
 			return nil
 		}}, name, help)
 	}
@@ -70,15 +72,10 @@ func (f *Flags) Settings(environ []string) (mqttclient.Settings, error) {
 	s := f.def
 	where := map[string]string{}
 	for _, g := range append(f.envGiven(environ), f.given...) {
-		for _, k := range f.keys {
-			if k.Name != g.key {
-				continue
-			}
-			if err := k.Set(&s, g.value); err != nil {
-				return mqttclient.Settings{}, &mqttclient.SettingError{Where: g.where, Key: k.Name, Msg: err.Error(), Err: mqttclient.ErrSettings}
-			}
-			where[k.Name] = g.where
+		if err := g.key.Set(&s, g.value); err != nil {
+			return mqttclient.Settings{}, &mqttclient.SettingError{Where: g.where, Key: g.key.Name, Msg: err.Error(), Err: mqttclient.ErrSettings}
 		}
+		where[g.key.Name] = g.where
 	}
 	if s.Broker == "" {
 		return s, nil
@@ -98,7 +95,7 @@ func (f *Flags) Settings(environ []string) (mqttclient.Settings, error) {
 // Given reports whether a flag set key.
 func (f *Flags) Given(key string) bool {
 	for _, g := range f.given {
-		if g.key == key {
+		if g.key.Name == key {
 			return true
 		}
 	}
@@ -118,7 +115,7 @@ func (f *Flags) envGiven(environ []string) []given {
 		}
 		for _, k := range f.keys {
 			if !k.Own && flagenv.EnvName(k.Name) == name {
-				out = append(out, given{where: name, key: k.Name, value: v})
+				out = append(out, given{where: name, key: k, value: v})
 			}
 		}
 	}
