@@ -225,6 +225,10 @@ func appendMsgpackArrayHeader(dst []byte, n int) []byte {
 	return binary.BigEndian.AppendUint32(append(dst, 0xdd), uint32(n))
 }
 
+func appendUintJSON(dst []byte, v uint64) []byte { return strconv.AppendUint(dst, v, 10) }
+
+func appendIntJSON(dst []byte, v int64) []byte { return strconv.AppendInt(dst, v, 10) }
+
 // AppendJSONString appends s as a JSON string (RFC 8259), the form of
 // an envelope's unit and label, so that any bytes give valid JSON that
 // is safe to print: a quote and a backslash are escaped; a C0 control

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -160,7 +159,7 @@ func TestJSONMatchesGoccy(t *testing.T) {
 
 func uintString(u uint64) string {
 	var b []byte
-	return string(strconv.AppendUint(b, u, 10))
+	return string(appendUintJSON(b, u))
 }
 
 // TestMsgpackMatchesLibrary decodes the MessagePack output with

@@ -1,7 +1,5 @@
 package envelope
 
-import "strconv"
-
 // Window is one message of the window stream: every envelope published
 // during one window of frame time, with the window's own seq.
 //
@@ -117,13 +115,13 @@ func (w *WindowEncoder) Append(dst []byte, seq, epoch uint64) []byte {
 		return append(dst, w.items...)
 	}
 	dst = append(dst, `{"seq":`...)
-	dst = strconv.AppendUint(dst, seq, 10)
+	dst = appendUintJSON(dst, seq)
 	dst = append(dst, `,"epoch":`...)
-	dst = strconv.AppendUint(dst, epoch, 10)
+	dst = appendUintJSON(dst, epoch)
 	dst = append(dst, `,"start":`...)
-	dst = strconv.AppendInt(dst, w.start, 10)
+	dst = appendIntJSON(dst, w.start)
 	dst = append(dst, `,"end":`...)
-	dst = strconv.AppendInt(dst, w.end, 10)
+	dst = appendIntJSON(dst, w.end)
 	dst = append(dst, `,"items":[`...)
 	dst = append(dst, w.items...)
 	return append(dst, "]}"...)
