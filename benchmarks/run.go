@@ -91,7 +91,7 @@ func runOne(ctx context.Context, cfg Config, sc scenario.Run, label, dir string)
 	if err := r.gate(ctx); err != nil {
 		return nil, err
 	}
-	if err := r.sleep(ctx, sc.Warmup, "warm-up"); err != nil {
+	if err := r.wait(ctx, time.Now(), sc.Warmup, "warm-up", nil); err != nil {
 		return nil, err
 	}
 	m, err := r.measure(ctx)
@@ -182,7 +182,7 @@ func (r *run) measure(ctx context.Context) (measurement, error) {
 	for _, s := range r.envs {
 		s.open()
 	}
-	if err := r.window(ctx, m.t0); err != nil {
+	if err := r.wait(ctx, m.t0, r.sc.Duration, "window", r.liveRates); err != nil {
 		return m, err
 	}
 	m.t1 = time.Now()
@@ -407,9 +407,9 @@ func (r *run) alive() error {
 	return nil
 }
 
-// sleep waits d, showing the phase, and fails when a process exits.
-func (r *run) sleep(ctx context.Context, d time.Duration, phase string) error {
-	start := time.Now()
+// wait waits until d after start, showing the phase (and detail's text
+// of the time elapsed, when not nil), and fails when a process exits.
+func (r *run) wait(ctx context.Context, start time.Time, d time.Duration, phase string, detail func(time.Duration) string) error {
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -417,30 +417,11 @@ func (r *run) sleep(ctx context.Context, d time.Duration, phase string) error {
 		if el >= d {
 			return nil
 		}
-		r.progress(progress.State{Phase: phase, Done: el, Total: d})
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
-		case <-time.After(d - el):
+		st := progress.State{Phase: phase, Done: el, Total: d}
+		if detail != nil {
+			st.Detail = detail(el)
 		}
-		if err := r.alive(); err != nil {
-			return err
-		}
-	}
-}
-
-// window runs the measured window, showing live rates.
-func (r *run) window(ctx context.Context, t0 time.Time) error {
-	d := r.sc.Duration
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		el := time.Since(t0)
-		if el >= d {
-			return nil
-		}
-		r.progress(progress.State{Phase: "window", Done: el, Total: d, Detail: r.liveRates(el)})
+		r.progress(st)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -30,16 +30,16 @@ var _ Source = (*ASCReader)(nil)
 //
 // It is not safe for concurrent use.
 type ASCReader struct {
-	in       textLines
-	dec      bool  // base dec: IDs, DLCs and data in decimal
-	relative bool  // timestamps relative to the previous event
-	start    int64 // the date's or the trigger block's time, ns
-	prev     int64 // the time of the previous timestamped line, ns
+	textLines       // Interface, Skipped, Line
+	dec       bool  // base dec: IDs, DLCs and data in decimal
+	relative  bool  // timestamps relative to the previous event
+	start     int64 // the date's or the trigger block's time, ns
+	prev      int64 // the time of the previous timestamped line, ns
 }
 
 // NewASCReader returns an ASCReader that reads an ASC log from rd.
 func NewASCReader(rd io.Reader, opts Options) *ASCReader {
-	return &ASCReader{in: newTextLines(rd, opts)}
+	return &ASCReader{textLines: newTextLines(rd, opts)}
 }
 
 // Next overwrites *f with the next frame. It returns io.EOF after the
@@ -48,7 +48,7 @@ func NewASCReader(rd io.Reader, opts Options) *ASCReader {
 // *LineError, Next may be called again to go on with the following line.
 func (r *ASCReader) Next(f *frame.Frame) error {
 	for {
-		line, err := r.in.next()
+		line, err := r.textLines.next()
 		if err != nil {
 			return err
 		}
@@ -59,21 +59,11 @@ func (r *ASCReader) Next(f *frame.Frame) error {
 		if msg == "" {
 			continue
 		}
-		if err := r.in.fail(line, col, msg); err != nil {
+		if err := r.textLines.fail(line, col, msg); err != nil {
 			return err
 		}
 	}
 }
-
-// Interface returns "can<bus>" once a frame of that bus was read, else "".
-func (r *ASCReader) Interface(bus uint8) string { return r.in.iface(bus) }
-
-// Skipped returns how many malformed lines were skipped
-// (Options.SkipInvalid).
-func (r *ASCReader) Skipped() int { return r.in.skipped }
-
-// Line returns the number of the line last read.
-func (r *ASCReader) Line() int { return r.in.line }
 
 // parse reads one line: a frame into *f (isFrame), a header line into the
 // reader, or nothing. A malformed line gives the 1-based column and what
@@ -213,7 +203,7 @@ func (r *ASCReader) setChannel(s []byte, a, b int, f *frame.Frame) (int, string)
 	if !ok || c == 0 || c > 256 {
 		return a + 1, "want a channel from 1 to 256"
 	}
-	f.Bus = r.in.channel(int(c))
+	f.Bus = r.textLines.channel(int(c))
 	return 0, ""
 }
 

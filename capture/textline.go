@@ -21,6 +21,13 @@ type textLines struct {
 	seen    [256]bool
 }
 
+// Skipped returns how many malformed lines were skipped
+// (Options.SkipInvalid).
+func (t *textLines) Skipped() int { return t.skipped }
+
+// Line returns the number of the line last read.
+func (t *textLines) Line() int { return t.line }
+
 func newTextLines(rd io.Reader, opts Options) textLines {
 	return textLines{br: bufio.NewReaderSize(rd, MaxLineLen), opts: opts}
 }
@@ -88,8 +95,8 @@ func (t *textLines) channel(c int) uint8 {
 	return b
 }
 
-// iface is Interface for a text reader.
-func (t *textLines) iface(bus uint8) string {
+// Interface returns "can<bus>" once a frame of that bus was read, else "".
+func (t *textLines) Interface(bus uint8) string {
 	if !t.seen[bus] {
 		return ""
 	}

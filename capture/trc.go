@@ -34,12 +34,12 @@ var _ Source = (*TRCReader)(nil)
 //
 // It is not safe for concurrent use.
 type TRCReader struct {
-	in      textLines
-	header  bool  // no record read yet: ;$ lines still count
-	version int   // 10 × major + minor: 10, 11, 12, 13, 20, 21
-	start   int64 // $STARTTIME, ns since the Unix epoch
-	cols    trcColumns
-	fatal   error // a header that cannot be read: every Next returns it
+	textLines       // Interface, Skipped, Line
+	header    bool  // no record read yet: ;$ lines still count
+	version   int   // 10 × major + minor: 10, 11, 12, 13, 20, 21
+	start     int64 // $STARTTIME, ns since the Unix epoch
+	cols      trcColumns
+	fatal     error // a header that cannot be read: every Next returns it
 }
 
 // trcColumns is where each field of a version 2 record is, from its
@@ -51,7 +51,7 @@ type trcColumns struct {
 
 // NewTRCReader returns a TRCReader that reads a PEAK trace from rd.
 func NewTRCReader(rd io.Reader, opts Options) *TRCReader {
-	return &TRCReader{in: newTextLines(rd, opts), header: true, version: 10}
+	return &TRCReader{textLines: newTextLines(rd, opts), header: true, version: 10}
 }
 
 // Next overwrites *f with the next frame. It returns io.EOF after the
@@ -65,7 +65,7 @@ func (r *TRCReader) Next(f *frame.Frame) error {
 		return r.fatal
 	}
 	for {
-		line, err := r.in.next()
+		line, err := r.textLines.next()
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func (r *TRCReader) Next(f *frame.Frame) error {
 		if line[i] == ';' {
 			if r.header {
 				if col, msg := r.headerLine(line, i+1); msg != "" {
-					r.fatal = r.in.lineError(line, col, msg)
+					r.fatal = r.textLines.lineError(line, col, msg)
 					return r.fatal
 				}
 			}
@@ -85,7 +85,7 @@ func (r *TRCReader) Next(f *frame.Frame) error {
 		if r.header {
 			r.header = false
 			if r.version >= 20 && r.cols.n == 0 {
-				r.fatal = r.in.lineError(line, i+1, "a version 2 trace needs a $COLUMNS line before its first record")
+				r.fatal = r.textLines.lineError(line, i+1, "a version 2 trace needs a $COLUMNS line before its first record")
 				return r.fatal
 			}
 		}
@@ -103,21 +103,11 @@ func (r *TRCReader) Next(f *frame.Frame) error {
 		if msg == "" {
 			continue
 		}
-		if err := r.in.fail(line, col, msg); err != nil {
+		if err := r.textLines.fail(line, col, msg); err != nil {
 			return err
 		}
 	}
 }
-
-// Interface returns "can<bus>" once a frame of that bus was read, else "".
-func (r *TRCReader) Interface(bus uint8) string { return r.in.iface(bus) }
-
-// Skipped returns how many malformed lines were skipped
-// (Options.SkipInvalid).
-func (r *TRCReader) Skipped() int { return r.in.skipped }
-
-// Line returns the number of the line last read.
-func (r *TRCReader) Line() int { return r.in.line }
 
 // headerLine reads a comment line of the header (s[i:] follows ";"):
 // $FILEVERSION, $STARTTIME and $COLUMNS; other comments are skipped.
@@ -291,7 +281,7 @@ func (r *TRCReader) parse1(s []byte, f *frame.Frame) (bool, int, string) {
 		case "Rx", "Tx":
 		case "Error":
 			f.Flags = frame.Error
-			f.Bus = r.in.channel(channel)
+			f.Bus = r.textLines.channel(channel)
 			return true, 0, ""
 		default:
 			// Warng (bus status) and other events.
@@ -320,7 +310,7 @@ func (r *TRCReader) parse1(s []byte, f *frame.Frame) (bool, int, string) {
 	if !ok || dlc > 8 {
 		return false, a + 1, "want a data length from 0 to 8"
 	}
-	f.Bus = r.in.channel(channel)
+	f.Bus = r.textLines.channel(channel)
 	if c, d := token(s, b); string(s[c:d]) == "RTR" {
 		f.Flags |= frame.Remote
 		f.Len = uint8(dlc)
@@ -480,7 +470,7 @@ func (r *TRCReader) trcBus(tok [][2]int, s []byte, f *frame.Frame) (bool, int, s
 			return false, tok[k][0] + 1, "want a bus from 1 to 256"
 		}
 	}
-	f.Bus = r.in.channel(int(channel))
+	f.Bus = r.textLines.channel(int(channel))
 	return true, 0, ""
 }
 

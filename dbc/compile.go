@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/yukart/candec/internal/base/termtext"
 )
 
 // CAN ID limits and the flag bits of a DBC message ID.
@@ -424,7 +426,7 @@ func (c *fileCompiler) valueDescs() error {
 		out := vs[:0]
 		for _, v := range vs {
 			if n := len(out); n > 0 && out[n-1].Value == v.Value {
-				c.warn(d.Pos, "signal %s: value %d is described twice: %s replaces %s", d.Object.Signal, v.Value, quote(v.Label), quote(out[n-1].Label))
+				c.warn(d.Pos, "signal %s: value %d is described twice: %s replaces %s", d.Object.Signal, v.Value, termtext.Quote(v.Label), termtext.Quote(out[n-1].Label))
 				out[n-1] = v
 				continue
 			}
@@ -504,7 +506,7 @@ func (c *fileCompiler) longName(d *AttributeValue) string {
 func (c *fileCompiler) cycleTime(p Pos, v Literal) time.Duration {
 	ms := v.Num
 	if v.IsString {
-		c.warn(p, "%s %s is a string, not a number: ignored", attrCycleTime, quote(v.Str))
+		c.warn(p, "%s %s is a string, not a number: ignored", attrCycleTime, termtext.Quote(v.Str))
 		return 0
 	}
 	if ms < 0 || ms > math.MaxInt64/float64(time.Millisecond) {
@@ -737,7 +739,7 @@ func (c *fileCompiler) multiplex(cm *compiledMessage) error {
 				c.warn(md.Pos, "signal %s is multiplexed by SG_MUL_VAL_, but its SG_ line (line %d) has no m<value>: taken as multiplexed", d.Name, d.Pos.Line)
 			}
 			if d.Mux.Bare {
-				c.warn(d.Mux.Pos, "signal %s: multiplexer indicator %s has no value: taken from SG_MUL_VAL_ (line %d)", d.Name, quote(d.Mux.Text()), md.Pos.Line)
+				c.warn(d.Mux.Pos, "signal %s: multiplexer indicator %s has no value: taken from SG_MUL_VAL_ (line %d)", d.Name, termtext.Quote(d.Mux.Text()), md.Pos.Line)
 			}
 			cs.s.Mux = &Mux{Switch: sw.s, Ranges: slices.Clone(md.Ranges)}
 			continue
@@ -753,7 +755,7 @@ func (c *fileCompiler) multiplex(cm *compiledMessage) error {
 			if d.Mux.Switch {
 				what = "a plain switch (M)"
 			}
-			c.warn(d.Mux.Pos, "signal %s: multiplexer indicator %s has no value and no SG_MUL_VAL_ gives one: taken as %s", d.Name, quote(d.Mux.Text()), what)
+			c.warn(d.Mux.Pos, "signal %s: multiplexer indicator %s has no value and no SG_MUL_VAL_ gives one: taken as %s", d.Name, termtext.Quote(d.Mux.Text()), what)
 			continue
 		}
 		switch len(plain) {

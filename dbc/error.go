@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-
-	"github.com/yukart/candec/internal/base/termtext"
 )
 
 // Sentinel errors. An *Error wraps one of them, so callers can ask what
@@ -44,13 +42,9 @@ func (e *Error) Error() string {
 // Unwrap returns the sentinel error that classifies e.
 func (e *Error) Unwrap() error { return e.Kind }
 
-// quote is termtext.Quote: outside text cut to 80 characters and
-// Go-quoted, safe on a terminal and bounded however long it was.
-func quote(s string) string { return termtext.Quote(s) }
-
 // msgf formats the message of an Error or a Warning. Tokens are quoted
-// with quote; a name (an identifier, which holds nothing a terminal acts
-// on) is put in as it is, so a string argument longer than any quote
+// with termtext.Quote; a name (an identifier, which holds nothing a
+// terminal acts on) is put in as it is, so a string argument longer than any quote
 // gives is a name, and is cut to 80 characters the same way: a 10 MB
 // name gives an error line of a few hundred bytes.
 func msgf(format string, args ...any) string {

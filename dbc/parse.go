@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/yukart/candec/internal/base/termtext"
 )
 
 // Parse parses one DBC file into a syntax tree. filename is used only
@@ -128,7 +130,7 @@ func (p *parser) parse() *Error {
 		}
 		st, ok := statements[t.text]
 		if !ok {
-			p.warn(t, "unknown keyword %s: statement skipped", quote(t.text))
+			p.warn(t, "unknown keyword %s: statement skipped", termtext.Quote(t.text))
 			p.next()
 			p.skip()
 			continue
@@ -205,11 +207,11 @@ func describe(t token) string {
 	case tBadString:
 		return "a string without closing quote"
 	case tString:
-		return "string " + quote(t.text)
+		return "string " + termtext.Quote(t.text)
 	case tOther:
-		return "character " + quote(t.text)
+		return "character " + termtext.Quote(t.text)
 	}
-	return quote(t.text)
+	return termtext.Quote(t.text)
 }
 
 // expect consumes the punctuation c or fails naming what it is for.
@@ -278,7 +280,7 @@ func (p *parser) uint(what string, limit uint64) uint64 {
 		p.failf(t, "expected %s (an unsigned integer), found %s", what, describe(t))
 		return 0
 	case err != nil || v > limit: // only digits: too large
-		p.failf(t, "%s %s is too large (at most %d)", what, quote(t.text), limit)
+		p.failf(t, "%s %s is too large (at most %d)", what, termtext.Quote(t.text), limit)
 		return 0
 	}
 	p.next()
@@ -323,7 +325,7 @@ func (p *parser) float(what string) float64 {
 	}
 	v, err := strconv.ParseFloat(t.text, 64)
 	if err != nil || math.IsInf(v, 0) {
-		p.failf(t, "%s %s is out of range", what, quote(t.text))
+		p.failf(t, "%s %s is out of range", what, termtext.Quote(t.text))
 		return 0
 	}
 	p.next()
@@ -390,7 +392,7 @@ func (p *parser) valueList(kw token) []ValueDescription {
 			break
 		}
 		if !ok {
-			p.warn(t, "value %s is not an integer: description %s dropped", quote(text), quote(label))
+			p.warn(t, "value %s is not an integer: description %s dropped", termtext.Quote(text), termtext.Quote(label))
 			continue
 		}
 		vs = append(vs, ValueDescription{Value: v, Label: label})
@@ -501,7 +503,7 @@ func (p *parser) signal(kw token) *SignalDef {
 		p.next()
 		mux, ok := parseMuxIndicator(t.text)
 		if !ok {
-			p.failf(t, "invalid multiplexer indicator %s (want M, m<value> or m<value>M)", quote(t.text))
+			p.failf(t, "invalid multiplexer indicator %s (want M, m<value> or m<value>M)", termtext.Quote(t.text))
 		}
 		mux.Pos = pos(t)
 		s.Mux = mux
@@ -719,7 +721,7 @@ func (p *parser) attributeDef(kw token) {
 			}
 		}
 	default:
-		p.failf(t, "unknown attribute type %s (want INT, HEX, FLOAT, STRING or ENUM)", quote(d.Type))
+		p.failf(t, "unknown attribute type %s (want INT, HEX, FLOAT, STRING or ENUM)", termtext.Quote(d.Type))
 	}
 	p.end(kw)
 	if p.err == nil {

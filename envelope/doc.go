@@ -17,7 +17,9 @@
 //	epoch      the publisher's restart id; a new epoch restarts seq
 //	oor        true when the value is outside the DBC's range
 //	stale      true when the message's frames stopped; value is the last one
-//	nonfinite  "NaN", "+Inf" or "-Inf" (JSON only, with "value": null)
+//	nonfinite  "NaN", "+Inf" or "-Inf", with "value": null (candec writes
+//	           it in JSON only: MessagePack carries the float64; Parse
+//	           reads it in either encoding)
 //
 // # Cost
 //

@@ -33,18 +33,10 @@ func AppendJSON(dst []byte, e *Envelope) []byte {
 	case Uint:
 		dst = strconv.AppendUint(dst, e.Uint, 10)
 	default:
-		switch {
-		case math.IsNaN(e.Float):
-			nonfinite = "NaN"
-		case math.IsInf(e.Float, 1):
-			nonfinite = "+Inf"
-		case math.IsInf(e.Float, -1):
-			nonfinite = "-Inf"
-		}
-		if nonfinite != "" {
+		if nonfinite = NonFinite(e.Float); nonfinite != "" {
 			dst = append(dst, "null"...)
 		} else {
-			dst = appendFloatJSON(dst, e.Float)
+			dst = AppendFloat(dst, e.Float)
 		}
 	}
 	if nonfinite != "" {
@@ -73,20 +65,6 @@ func AppendJSON(dst []byte, e *Envelope) []byte {
 		dst = append(dst, `,"stale":true`...)
 	}
 	return append(dst, '}')
-}
-
-// appendFloatJSON writes a finite float so that it parses back as a
-// float: the shortest round-trip form, with ".0" added when that form
-// looks like an integer.
-func appendFloatJSON(dst []byte, f float64) []byte {
-	n := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'g', -1, 64)
-	for _, c := range dst[n:] {
-		if c == '.' || c == 'e' {
-			return dst
-		}
-	}
-	return append(dst, ".0"...)
 }
 
 const hexDigits = "0123456789abcdef"
@@ -222,7 +200,8 @@ func appendMsgpackUint(dst []byte, v uint64) []byte {
 	return binary.BigEndian.AppendUint64(append(dst, 0xcf), v)
 }
 
-func appendMsgpackStr(dst, s []byte) []byte {
+// appendMsgpackStr writes s, bytes or a string, as a MessagePack str.
+func appendMsgpackStr[S ~string | ~[]byte](dst []byte, s S) []byte {
 	switch n := len(s); {
 	case n < 32:
 		dst = append(dst, 0xa0|byte(n))
@@ -273,18 +252,4 @@ func AppendJSONString(dst []byte, s string) []byte {
 // without a copy: appendStringJSON only reads it.
 func appendStringJSONSlow(dst []byte, s string) []byte {
 	return appendStringJSON(dst, unsafe.Slice(unsafe.StringData(s), len(s)))
-}
-
-func appendMsgpackStrString(dst []byte, s string) []byte {
-	switch n := len(s); {
-	case n < 32:
-		dst = append(dst, 0xa0|byte(n))
-	case n <= math.MaxUint8:
-		dst = append(dst, 0xd9, byte(n))
-	case n <= math.MaxUint16:
-		dst = binary.BigEndian.AppendUint16(append(dst, 0xda), uint16(n))
-	default:
-		dst = binary.BigEndian.AppendUint32(append(dst, 0xdb), uint32(n))
-	}
-	return append(dst, s...)
 }

@@ -427,3 +427,73 @@ func TestAppendJSONString(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodingsAgree: the same map of keys, written by the reference
+// libraries in JSON and in MessagePack, gets the same verdict from Parse:
+// the same value, or a refusal naming the same key. Each row tries one
+// key of the schema, so a key one parser reads and the other skips (as
+// MessagePack once skipped "nonfinite") fails here.
+func TestEncodingsAgree(t *testing.T) {
+	base := func(kv ...any) map[string]any {
+		m := map[string]any{"value": 1.5, "ts": int64(7), "seq": uint64(3)}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i+1] == "(absent)" {
+				delete(m, kv[i].(string))
+			} else {
+				m[kv[i].(string)] = kv[i+1]
+			}
+		}
+		return m
+	}
+	for _, tc := range []struct {
+		name    string
+		doc     map[string]any
+		wantKey string // "" when it parses
+	}{
+		{"typical", base("unit", "A", "epoch", uint64(9)), ""},
+		{"integer, label, flags", base("value", int64(-4), "label", "Off", "oor", true, "stale", false), ""},
+		{"NaN", base("value", nil, "nonfinite", "NaN"), ""},
+		{"+Inf", base("value", nil, "nonfinite", "+Inf"), ""},
+		{"Inf", base("value", nil, "nonfinite", "Inf"), ""},
+		{"-Inf", base("value", nil, "nonfinite", "-Inf"), ""},
+		{"unknown key", base("extra", map[string]any{"x": []any{1, "y"}}), ""},
+		{"null without nonfinite", base("value", nil), "value"},
+		{"nonfinite with a number", base("nonfinite", "NaN"), "nonfinite"},
+		{"nonfinite names nothing", base("value", nil, "nonfinite", "nan"), "nonfinite"},
+		{"nonfinite not text", base("value", nil, "nonfinite", 1), "nonfinite"},
+		{"value not a number", base("value", "x"), "value"},
+		{"no value", base("value", "(absent)"), "value"},
+		{"no ts", base("ts", "(absent)"), "ts"},
+		{"no seq", base("seq", "(absent)"), "seq"},
+		{"ts not an integer", base("ts", 2.5), "ts"},
+		{"seq negative", base("seq", int64(-3)), "seq"},
+		{"epoch negative", base("epoch", int64(-3)), "epoch"},
+		{"oor not a flag", base("oor", 1), "oor"},
+		{"stale not a flag", base("stale", "yes"), "stale"},
+		{"unit not text", base("unit", 5), "unit"},
+		{"label not text", base("label", true), "label"},
+	} {
+		jb, err := gojson.Marshal(tc.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mb, err := msgpack.Marshal(tc.doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [2]Envelope
+		for i, b := range [][]byte{jb, mb} {
+			err := Parse(b, &got[i])
+			var se *SyntaxError
+			switch {
+			case tc.wantKey == "" && err != nil:
+				t.Errorf("%s: Parse(%q): %v, want it to parse", tc.name, b, err)
+			case tc.wantKey != "" && (!errors.As(err, &se) || se.Key != tc.wantKey):
+				t.Errorf("%s: Parse(%q) = %v, want a refusal of key %q", tc.name, b, err, tc.wantKey)
+			}
+		}
+		if tc.wantKey == "" && !same(&got[0], &got[1]) {
+			t.Errorf("%s: JSON gives %+v, MessagePack %+v", tc.name, got[0], got[1])
+		}
+	}
+}

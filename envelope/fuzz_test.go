@@ -25,6 +25,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(w.Append(nil, 1, 2))
 	}
 	f.Add([]byte(`{"value":null,"nonfinite":"NaN","ts":1,"seq":2,"x":[{"y":"\u00e9"}]}`))
+	f.Add([]byte("\x84\xa5value\xc0\xa9nonfinite\xa4-Inf\xa2ts\x01\xa3seq\x02"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		orig := bytes.Clone(data)
 		var e Envelope

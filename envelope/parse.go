@@ -238,16 +238,9 @@ func (p *jsonParser) member(e *Envelope, key []byte, seen, non *int) error {
 		if s, err = p.str(&e.scratch, "nonfinite"); err != nil {
 			return err
 		}
-		switch str(s) {
-		case "NaN":
-			*non = nonNaN
-		case "+Inf", "Inf":
-			*non = nonPosInf
-		case "-Inf":
-			*non = nonNegInf
-		default:
+		if *non = nonFiniteOf(s); *non == finite {
 			p.i = at
-			err = p.errorf("nonfinite", "want \"NaN\", \"+Inf\" or \"-Inf\", got %q", s)
+			err = p.errorf("nonfinite", badNonFinite, s)
 		}
 	default:
 		err = p.skip(0)
@@ -255,7 +248,25 @@ func (p *jsonParser) member(e *Envelope, key []byte, seen, non *int) error {
 	return err
 }
 
-// finish checks the required keys and applies "nonfinite".
+// nonFiniteOf reads the text of "nonfinite" in either encoding: nonNaN,
+// nonPosInf or nonNegInf, or finite for a text that names none.
+func nonFiniteOf(s []byte) int {
+	switch str(s) {
+	case "NaN":
+		return nonNaN
+	case "+Inf", "Inf":
+		return nonPosInf
+	case "-Inf":
+		return nonNegInf
+	}
+	return finite
+}
+
+// badNonFinite is the error of a "nonfinite" text that names no value.
+const badNonFinite = "want \"NaN\", \"+Inf\" or \"-Inf\", got %q"
+
+// finish checks the required keys and applies "nonfinite", after either
+// parser has read an envelope's keys: one verdict for both encodings.
 func finish(e *Envelope, seen, non int, enc Encoding, off int) error {
 	missing := ""
 	switch {
@@ -653,13 +664,22 @@ func (p *jsonParser) window(w *Window) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case seen&seenSeq == 0:
-		return p.errorf("seq", "missing")
-	case seen&seenValue == 0:
-		return p.errorf("items", "missing")
+	if key := windowMissing(seen); key != "" {
+		return p.errorf(key, "missing")
 	}
 	return nil
+}
+
+// windowMissing names the first required key of a window that either
+// parser has not seen ("" when none): seq, then items.
+func windowMissing(seen int) string {
+	switch {
+	case seen&seenSeq == 0:
+		return "seq"
+	case seen&seenValue == 0:
+		return "items"
+	}
+	return ""
 }
 
 // item reads one [topic, envelope] pair.

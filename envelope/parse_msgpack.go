@@ -201,7 +201,7 @@ func (p *mpParser) envelope(e *Envelope, _ string) error {
 	if err != nil {
 		return err
 	}
-	var seen int
+	var seen, non int
 	for range n {
 		key, err := p.str("")
 		if err != nil {
@@ -210,6 +210,11 @@ func (p *mpParser) envelope(e *Envelope, _ string) error {
 		switch str(key) {
 		case "value":
 			seen |= seenValue
+			if p.i < len(p.b) && p.b[p.i] == 0xc0 { // nil, as JSON's null
+				p.i++
+				seen |= seenNull
+				continue
+			}
 			var k Kind
 			var i int64
 			var u uint64
@@ -233,6 +238,15 @@ func (p *mpParser) envelope(e *Envelope, _ string) error {
 			err = p.flag(e, OutOfRange, "oor")
 		case "stale":
 			err = p.flag(e, Stale, "stale")
+		case "nonfinite":
+			at := p.i
+			var s []byte
+			if s, err = p.str("nonfinite"); err == nil {
+				if non = nonFiniteOf(s); non == finite {
+					p.i = at
+					err = p.errorf("nonfinite", badNonFinite, s)
+				}
+			}
 		default:
 			err = p.skip(0)
 		}
@@ -240,7 +254,7 @@ func (p *mpParser) envelope(e *Envelope, _ string) error {
 			return err
 		}
 	}
-	return finish(e, seen, finite, Msgpack, p.i)
+	return finish(e, seen, non, Msgpack, p.i)
 }
 
 func (p *mpParser) flag(e *Envelope, f Flags, key string) error {
@@ -286,11 +300,8 @@ func (p *mpParser) window(w *Window) error {
 			return err
 		}
 	}
-	switch {
-	case seen&seenSeq == 0:
-		return p.errorf("seq", "missing")
-	case seen&seenValue == 0:
-		return p.errorf("items", "missing")
+	if key := windowMissing(seen); key != "" {
+		return p.errorf(key, "missing")
 	}
 	return nil
 }

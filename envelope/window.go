@@ -74,7 +74,7 @@ func (w *WindowEncoder) AddEncoded(topic string, payload []byte) {
 func (w *WindowEncoder) openItem(topic string) {
 	if w.enc == Msgpack {
 		w.items = append(w.items, 0x92)
-		w.items = appendMsgpackStrString(w.items, topic)
+		w.items = appendMsgpackStr(w.items, topic)
 		return
 	}
 	if w.n > 0 {

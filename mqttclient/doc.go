@@ -14,12 +14,14 @@
 // (a *SettingError). Config embeds them and adds what the program
 // decides (timeouts, the will, the callbacks).
 //
-// Keys describes each setting as text (its key, its help, how to read
-// and write it), for a program that takes them from a config file, flags
-// or variables. This package reads none of these itself: candec's
-// flags and CANDEC_ variables are the binary's (internal/cmdkit/brokerflags,
-// and service for `candec run`'s config), so that another Go program
-// that imports mqttclient inherits neither. Settings.Dial and
+// Keys describes each setting as text (its key, its help, its default,
+// how to read and write it, and whether it is secret or each program's
+// own), for a program that takes them from a config file, flags or
+// variables: one row per setting, from which candec's config keys, flags
+// and variables are all made. This package reads none of these itself:
+// candec's flags and CANDEC_ variables are the binary's
+// (internal/cmdkit/brokerflags, and service for `candec run`'s config),
+// so that another Go program that imports mqttclient inherits neither. Settings.Dial and
 // Settings.TLSConfig serve a client that speaks MQTT itself (the bench's
 // subscribers).
 //

@@ -57,10 +57,16 @@ type Settings struct {
 	KeepAlive time.Duration
 }
 
-// DefaultSettings returns the settings of a client called clientID on
-// DefaultBroker, with DefaultKeepAlive.
+// DefaultSettings returns the settings of a client called clientID with
+// each key's Default: DefaultBroker, DefaultKeepAlive.
 func DefaultSettings(clientID string) Settings {
-	return Settings{Broker: DefaultBroker, ClientID: clientID, KeepAlive: DefaultKeepAlive}
+	s := Settings{ClientID: clientID}
+	for _, k := range keys {
+		if k.Default != "" {
+			_ = k.Set(&s, k.Default) // a row's default is valid (TestKeyDefaults)
+		}
+	}
+	return s
 }
 
 // SettingError is a setting that cannot be used: which one, where it was
@@ -182,9 +188,10 @@ func (s Settings) User() (name, password string) {
 }
 
 // Key describes one setting as text: its name in a config file, its
-// help, and how to read and write it. A program makes of it a config
-// key, a flag or a variable, as it names them (candec: see
-// internal/cmdkit/brokerflags).
+// help, its default, and how to read and write it. A program makes of
+// it a config key, a flag or a variable, as it names them (candec: see
+// internal/cmdkit/brokerflags): a setting is one row of this table, and
+// nothing else lists the settings.
 type Key struct {
 	// Name is the key: "broker", "client_id", …
 	Name string
@@ -192,6 +199,9 @@ type Key struct {
 	// placeholder in back quotes (the flag package's convention, see
 	// flag.UnquoteUsage).
 	Help string
+	// Default is the value's text before anything sets it ("" for none);
+	// DefaultSettings applies it.
+	Default string
 	// Path: the value names a file (a config file's relative names are
 	// relative to its directory).
 	Path bool
@@ -199,6 +209,11 @@ type Key struct {
 	// better given by the environment than by a flag: a command line is
 	// visible to every user of the machine, the environment is not.
 	Secret bool
+	// Own: each program has its own value (the client id: two clients
+	// with one id take the broker's session from each other). A program
+	// neither passes it to another it starts nor takes it from a variable
+	// exported for another.
+	Own bool
 	// Set sets the key from text; its error says what is wrong with v.
 	Set func(s *Settings, v string) error
 	// Get returns the key's value as the text that would set it ("" for
@@ -206,29 +221,31 @@ type Key struct {
 	Get func(s *Settings) string
 }
 
-func strKey(name, help string, path bool, f func(s *Settings) *string) Key {
-	return Key{
-		Name: name, Help: help, Path: path,
-		Set: func(s *Settings, v string) error { *f(s) = v; return nil },
-		Get: func(s *Settings) string { return *f(s) },
-	}
+// textKey is k with the Set and Get of a setting of text kept in *f(s).
+func textKey(k Key, f func(s *Settings) *string) Key {
+	k.Set = func(s *Settings, v string) error { *f(s) = v; return nil }
+	k.Get = func(s *Settings) string { return *f(s) }
+	return k
 }
 
-// keys lists the settings, in the order the documentation gives.
+// keys lists the settings, in the order the documentation gives: a new
+// setting is a row here and its field of Settings (with its check in
+// Validate when it depends on another).
 var keys = []Key{
-	strKey("broker", "broker `URL`: mqtt://host:port or mqtts://host:port", false, func(s *Settings) *string { return &s.Broker }),
-	strKey("client_id", "MQTT client `id`, unique among the broker's clients", false, func(s *Settings) *string { return &s.ClientID }),
-	strKey("username", "broker user `name`", false, func(s *Settings) *string { return &s.Username }),
+	textKey(Key{Name: "broker", Help: "broker `URL`: mqtt://host:port or mqtts://host:port", Default: DefaultBroker}, func(s *Settings) *string { return &s.Broker }),
+	textKey(Key{Name: "client_id", Help: "MQTT client `id`, unique among the broker's clients", Own: true}, func(s *Settings) *string { return &s.ClientID }),
+	textKey(Key{Name: "username", Help: "broker user `name`"}, func(s *Settings) *string { return &s.Username }),
 	{
 		Name: "password", Help: "broker `password`", Secret: true,
 		Set: func(s *Settings, v string) error { s.Password = v; return nil },
 		Get: func(*Settings) string { return "" },
 	},
-	strKey("ca_file", "PEM CA bundle `file` for mqtts", true, func(s *Settings) *string { return &s.CAFile }),
-	strKey("cert_file", "PEM client certificate `file` for mqtts", true, func(s *Settings) *string { return &s.CertFile }),
-	strKey("key_file", "PEM client key `file` for mqtts", true, func(s *Settings) *string { return &s.KeyFile }),
+	textKey(Key{Name: "ca_file", Help: "PEM CA bundle `file` for mqtts", Path: true}, func(s *Settings) *string { return &s.CAFile }),
+	textKey(Key{Name: "cert_file", Help: "PEM client certificate `file` for mqtts", Path: true}, func(s *Settings) *string { return &s.CertFile }),
+	textKey(Key{Name: "key_file", Help: "PEM client key `file` for mqtts", Path: true}, func(s *Settings) *string { return &s.KeyFile }),
 	{
 		Name: "keepalive", Help: fmt.Sprintf("MQTT keep-alive, a `duration` of whole seconds from %v to %v", MinKeepAlive, MaxKeepAlive),
+		Default: DefaultKeepAlive.String(),
 		Set: func(s *Settings, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil {

@@ -81,3 +81,24 @@ func TestFinal(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyDefaults: each row's default is a value its key takes and
+// gives back as the same text, and DefaultSettings is the rows'
+// defaults and the client id alone.
+func TestKeyDefaults(t *testing.T) {
+	want := Settings{Broker: DefaultBroker, ClientID: "me", KeepAlive: DefaultKeepAlive}
+	if got := DefaultSettings("me"); got != want {
+		t.Errorf("DefaultSettings: got %+v, want %+v", got, want)
+	}
+	for _, k := range Keys() {
+		if k.Default == "" {
+			continue
+		}
+		var s Settings
+		if err := k.Set(&s, k.Default); err != nil {
+			t.Errorf("%s: default %q refused: %v", k.Name, k.Default, err)
+		} else if got := k.Get(&s); got != k.Default {
+			t.Errorf("%s: default %q reads back as %q", k.Name, k.Default, got)
+		}
+	}
+}

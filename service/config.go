@@ -24,9 +24,9 @@ import (
 	"github.com/yukart/candec/pipeline"
 )
 
-// Defaults of Config; DefaultConfig returns them.
+// Defaults of Config (the connection's are mqttclient's, its keys'
+// Default); DefaultConfig returns them.
 const (
-	DefaultBroker          = mqttclient.DefaultBroker
 	DefaultClientID        = "candec"
 	DefaultRawTopic        = "yukart/can/raw"
 	DefaultStatusTopic     = "yukart/decoder/status"
@@ -37,7 +37,6 @@ const (
 	DefaultLogFormat       = "text"
 	DefaultLogLevel        = "info"
 	DefaultClockLag        = 100 * time.Millisecond
-	DefaultKeepAlive       = mqttclient.DefaultKeepAlive
 	DefaultReconnectMax    = mqttclient.DefaultReconnectMax
 	DefaultShutdownTimeout = 5 * time.Second
 	// MinReconnectMax is the least reconnect_max: the MQTT client's first
@@ -112,7 +111,7 @@ type Config struct {
 // DBC file.
 func DefaultConfig() Config {
 	return Config{
-		Settings:        mqttclient.Settings{Broker: DefaultBroker, ClientID: DefaultClientID, KeepAlive: DefaultKeepAlive},
+		Settings:        mqttclient.DefaultSettings(DefaultClientID),
 		RawTopic:        DefaultRawTopic,
 		StatusTopic:     DefaultStatusTopic,
 		TopicTemplate:   DefaultTopicTemplate,
@@ -207,7 +206,7 @@ func pathKey(k key) key {
 
 // keys lists every config key, in the order the documentation gives:
 // the connection's, as mqttclient describes them, then the service's.
-var keys = append(connectionKeys(), []key{
+var keys = append(connectionKeys(mqttclient.Keys()), []key{
 	{
 		name: "qos", help: "`QoS` of the raw subscription and the envelopes, 0 or 1",
 		set: func(c *Config, v string) error {
@@ -260,12 +259,12 @@ var keys = append(connectionKeys(), []key{
 	strKey("campaign_ack_topic", "`topic` of the car's campaign acknowledgement (retained)", func(c *Config) *string { return &c.Campaign.AckTopic }),
 }...)
 
-// connectionKeys makes config keys of mqttclient's settings: one
-// description of broker, client_id, … keepalive for `run` and every
-// other command.
-func connectionKeys() []key {
+// connectionKeys makes config keys of mqttclient's settings (ks is
+// mqttclient.Keys()): one description of broker, client_id, … keepalive
+// for `run` and every other command.
+func connectionKeys(ks []mqttclient.Key) []key {
 	var out []key
-	for _, k := range mqttclient.Keys() {
+	for _, k := range ks {
 		help := k.Help
 		if k.Secret {
 			help += " (prefer " + flagenv.EnvName(k.Name) + " to a flag)"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/internal/base/flagenv"
+	"github.com/yukart/candec/mqttclient"
 )
 
 func writeFile(t *testing.T, name, text string) string {
@@ -297,6 +298,93 @@ func TestKeysText(t *testing.T) {
 			t.Errorf("key %s: its text %q does not set it: %v", k.name, text, err)
 		} else if got := again.text(k.name); got != text {
 			t.Errorf("key %s: got %q after setting %q, want it unchanged", k.name, got, text)
+		}
+	}
+}
+
+// TestAddedBrokerKeyReachesRun: a setting added to mqttclient's table
+// is a key of `candec run`'s config file, its variable and its flag
+// (with its help and default), each naming itself in a refusal, with no
+// edit of this package.
+func TestAddedBrokerKeyReachesRun(t *testing.T) {
+	var v string
+	added := mqttclient.Key{
+		Name: "added_key", Help: "an added `thing`", Default: "def", Path: true,
+		Set: func(_ *mqttclient.Settings, s string) error {
+			if strings.HasSuffix(s, "bad") {
+				return errors.New("not a thing")
+			}
+			v = s
+			return nil
+		},
+		Get: func(*mqttclient.Settings) string { return v },
+	}
+	saved := keys
+	t.Cleanup(func() { keys = saved })
+	n := len(mqttclient.Keys())
+	keys = append(connectionKeys(append(mqttclient.Keys(), added)), saved[n:]...)
+
+	file := writeFile(t, "candec.yaml", "dbc: a.dbc\nadded_key: x.pem\n")
+	if _, err := LoadConfig(file); err != nil || v != filepath.Join(filepath.Dir(file), "x.pem") {
+		t.Errorf("config file: got %q (%v), want x.pem beside the file", v, err)
+	}
+	if _, err := LoadConfig("", EnvOverrides([]string{"CANDEC_DBC=a.dbc", "CANDEC_ADDED_KEY=env"})); err != nil || v != "env" {
+		t.Errorf("CANDEC_ADDED_KEY: got %q (%v), want env", v, err)
+	}
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	v = "def"
+	flags := RegisterFlags(fs)
+	fl := fs.Lookup("added-key")
+	if fl == nil {
+		t.Fatal("no flag --added-key")
+	}
+	if want := "an added `thing` (env CANDEC_ADDED_KEY)"; fl.Usage != want || fl.DefValue != "def" {
+		t.Errorf("--added-key: usage %q default %q, want %q and def", fl.Usage, fl.DefValue, want)
+	}
+	if err := fs.Parse([]string{"--dbc", "a.dbc", "--added-key", "flag"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(file, flags.Overrides()); err != nil || v != "flag" {
+		t.Errorf("--added-key over the file: got %q (%v), want flag", v, err)
+	}
+	for _, tc := range []struct {
+		file string
+		env  []string
+		want string
+	}{
+		{"dbc: a.dbc\nadded_key: bad\n", nil, "candec.yaml:2: added_key: not a thing"},
+		{"dbc: a.dbc\n", []string{"CANDEC_ADDED_KEY=bad"}, "environment CANDEC_ADDED_KEY: added_key: not a thing"},
+	} {
+		_, err := LoadConfig(writeFile(t, "candec.yaml", tc.file), EnvOverrides(tc.env))
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("got %v, want it to end with %q", err, tc.want)
+		}
+	}
+}
+
+// TestDocListsEveryKey: the configuration table of the package
+// documentation has a row for each key, in the keys' order, showing its
+// default when it has one.
+func TestDocListsEveryKey(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(src), "//\tkey               default")
+	var rows [][]string
+	for _, line := range strings.Split(table, "\n")[1:] {
+		if !strings.HasPrefix(line, "//\t") {
+			break
+		}
+		rows = append(rows, strings.Fields(strings.TrimPrefix(line, "//\t")))
+	}
+	def := DefaultConfig()
+	if len(rows) != len(keys) {
+		t.Fatalf("doc.go's table has %d rows, there are %d keys", len(rows), len(keys))
+	}
+	for i, k := range keys {
+		if want := k.get(&def); rows[i][0] != k.name || (want != "" && rows[i][1] != want) {
+			t.Errorf("doc.go row %q, want key %s with default %q", strings.Join(rows[i], " "), k.name, want)
 		}
 	}
 }

@@ -4,33 +4,19 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/yukart/candec/internal/cmdkit/cli"
-	"github.com/yukart/candec/internal/lab/mosquitto"
+	"github.com/yukart/candec/internal/testkit"
 )
 
-// writeFile writes text to name in dir and returns its path.
-func writeFile(t *testing.T, dir, name, text string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// unreachableURL is a broker URL where nothing listens.
-func unreachableURL(t *testing.T) string {
-	t.Helper()
-	port, err := mosquitto.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "mqtt://127.0.0.1:" + strconv.Itoa(port)
-}
+// writeFile and unreachableURL are testkit's, under the names these
+// tests call them by.
+var (
+	writeFile      = testkit.WriteFile
+	unreachableURL = testkit.UnreachableURL
+)
 
 // run runs the command of args in the developer's table, as candec does.
 func run(ctx context.Context, e cli.Env, args []string) error {

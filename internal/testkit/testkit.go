@@ -3,6 +3,8 @@ package testkit
 import (
 	"bytes"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 )
@@ -68,4 +70,26 @@ func SilentListener(t testing.TB) (addr string, accepted <-chan struct{}) {
 		mu.Unlock()
 	})
 	return ln.Addr().String(), first
+}
+
+// WriteFile writes text to name in dir and returns its path.
+func WriteFile(t testing.TB, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// UnreachableURL is a broker URL where nothing listens: a loopback port
+// that was free a moment ago.
+func UnreachableURL(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "mqtt://" + ln.Addr().String()
 }

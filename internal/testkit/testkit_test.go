@@ -2,6 +2,8 @@ package testkit
 
 import (
 	"net"
+	"os"
+	"strings"
 	"testing"
 	"time"
 )
@@ -33,5 +35,23 @@ func TestSyncBuffer(t *testing.T) {
 	b.Write([]byte("b"))
 	if got := b.String(); got != "ab" {
 		t.Errorf("got %q, want ab", got)
+	}
+}
+
+// TestUnreachableURL: nothing accepts a connection at the URL, and
+// WriteFile's file holds its text.
+func TestUnreachableURL(t *testing.T) {
+	u := UnreachableURL(t)
+	addr, ok := strings.CutPrefix(u, "mqtt://")
+	if !ok {
+		t.Fatalf("got %q, want an mqtt:// URL", u)
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Errorf("%s accepted a connection", u)
+	}
+	p := WriteFile(t, t.TempDir(), "f.txt", "text")
+	if b, err := os.ReadFile(p); err != nil || string(b) != "text" {
+		t.Errorf("WriteFile: read back %q, %v", b, err)
 	}
 }

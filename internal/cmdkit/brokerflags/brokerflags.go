@@ -11,13 +11,16 @@ import (
 
 // Flags are a command's connection flags, defined by AddFlags.
 type Flags struct {
+	keys  []mqttclient.Key
 	def   mqttclient.Settings
 	given []given // in command-line order
 }
 
 // given is one value of a key, from a flag or a variable.
 type given struct {
-	where, key, value string
+	where string
+	key   mqttclient.Key
+	value string
 }
 
 // AddFlags defines the connection flags on fs: --broker, --client-id,
@@ -26,25 +29,32 @@ type given struct {
 // (--keepalive 1x) is refused when fs parses it, naming the flag. The
 // password has no flag: it comes from CANDEC_PASSWORD (or the URL).
 func AddFlags(fs *flag.FlagSet, def mqttclient.Settings) *Flags {
-	f := &Flags{def: def}
-	for _, k := range mqttclient.Keys() {
+	return addFlags(fs, def, mqttclient.Keys())
+}
+
+// addFlags defines a flag for each key but a secret one, whose variable
+// the help of the flag before it names; an own key's help names no
+// variable (see Flags.Settings).
+func addFlags(fs *flag.FlagSet, def mqttclient.Settings, keys []mqttclient.Key) *Flags {
+	f := &Flags{keys: keys, def: def}
+	for i, k := range keys {
 		if k.Secret {
 			continue
 		}
-		name := flagenv.FlagName(k.Name)
-		help := k.Help + " (env " + flagenv.EnvName(k.Name) + ")"
-		switch k.Name {
-		case "client_id":
-			help = k.Help
-		case "username":
-			help = k.Help + " (env " + flagenv.EnvName(k.Name) + "; the password comes from " + flagenv.EnvName("password") + ")"
+		name, help := flagenv.FlagName(k.Name), k.Help
+		if !k.Own {
+			env := "env " + flagenv.EnvName(k.Name)
+			if i+1 < len(keys) && keys[i+1].Secret {
+				env += "; the " + keys[i+1].Name + " comes from " + flagenv.EnvName(keys[i+1].Name)
+			}
+			help += " (" + env + ")"
 		}
 		fs.Var(&flagenv.Value{Default: k.Get(&def), Record: func(v string) error {
 			var scratch mqttclient.Settings
 			if err := k.Set(&scratch, v); err != nil {
 				return err
 			}
-			f.given = append(f.given, given{where: "--" + name, key: k.Name, value: v})
+			f.given = append(f.given, given{where: "--" + name, key: k, value: v})
 			return nil
 		}}, name, help)
 	}
@@ -60,18 +70,12 @@ func AddFlags(fs *flag.FlagSet, def mqttclient.Settings) *Flags {
 // *mqttclient.SettingError naming the flag or the variable.
 func (f *Flags) Settings(environ []string) (mqttclient.Settings, error) {
 	s := f.def
-	keys := mqttclient.Keys()
 	where := map[string]string{}
-	for _, g := range append(envGiven(environ), f.given...) {
-		for _, k := range keys {
-			if k.Name != g.key {
-				continue
-			}
-			if err := k.Set(&s, g.value); err != nil {
-				return mqttclient.Settings{}, &mqttclient.SettingError{Where: g.where, Key: k.Name, Msg: err.Error(), Err: mqttclient.ErrSettings}
-			}
-			where[k.Name] = g.where
+	for _, g := range append(f.envGiven(environ), f.given...) {
+		if err := g.key.Set(&s, g.value); err != nil {
+			return mqttclient.Settings{}, &mqttclient.SettingError{Where: g.where, Key: g.key.Name, Msg: err.Error(), Err: mqttclient.ErrSettings}
 		}
+		where[g.key.Name] = g.where
 	}
 	if s.Broker == "" {
 		return s, nil
@@ -91,7 +95,7 @@ func (f *Flags) Settings(environ []string) (mqttclient.Settings, error) {
 // Given reports whether a flag set key.
 func (f *Flags) Given(key string) bool {
 	for _, g := range f.given {
-		if g.key == key {
+		if g.key.Name == key {
 			return true
 		}
 	}
@@ -99,20 +103,19 @@ func (f *Flags) Given(key string) bool {
 }
 
 // envGiven returns the values of the settings' variables in environ,
-// but CANDEC_CLIENT_ID's: exported for `candec run`, it would give a
-// watch or a replay the decoder's id, and the broker would hand them
-// the decoder's session, disconnecting it.
-func envGiven(environ []string) []given {
+// but an own key's (CANDEC_CLIENT_ID): exported for `candec run`, it
+// would give a watch or a replay the decoder's id, and the broker would
+// hand them the decoder's session, disconnecting it.
+func (f *Flags) envGiven(environ []string) []given {
 	var out []given
-	keys := mqttclient.Keys()
 	for _, kv := range environ {
 		name, v, ok := strings.Cut(kv, "=")
 		if !ok || !strings.HasPrefix(name, flagenv.EnvPrefix) {
 			continue
 		}
-		for _, k := range keys {
-			if k.Name != "client_id" && flagenv.EnvName(k.Name) == name {
-				out = append(out, given{where: name, key: k.Name, value: v})
+		for _, k := range f.keys {
+			if !k.Own && flagenv.EnvName(k.Name) == name {
+				out = append(out, given{where: name, key: k, value: v})
 			}
 		}
 	}
@@ -123,15 +126,17 @@ func envGiven(environ []string) []given {
 // except the client id (each process has its own) and the password,
 // which the command reads from CANDEC_PASSWORD: a command line is
 // visible to every user of the machine.
-func Args(s mqttclient.Settings) []string {
-	args := []string{"--broker", s.Broker}
-	for _, k := range mqttclient.Keys() {
-		if k.Secret || k.Name == "broker" || k.Name == "client_id" {
+func Args(s mqttclient.Settings) []string { return args(s, mqttclient.Keys()) }
+
+func args(s mqttclient.Settings, keys []mqttclient.Key) []string {
+	var out []string
+	for _, k := range keys {
+		if k.Secret || k.Own {
 			continue
 		}
 		if v := k.Get(&s); v != "" {
-			args = append(args, "--"+flagenv.FlagName(k.Name), v)
+			out = append(out, "--"+flagenv.FlagName(k.Name), v)
 		}
 	}
-	return args
+	return out
 }

@@ -1,13 +1,16 @@
 package brokerflags
 
 import (
+	"errors"
 	"flag"
 	"io"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/yukart/candec/internal/base/flagenv"
 	"github.com/yukart/candec/mqttclient"
 )
 
@@ -120,5 +123,92 @@ func TestArgs(t *testing.T) {
 	want.ClientID = "y"
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+// addedKey is a setting added to mqttclient's table: a test row that
+// keeps its value in *v.
+func addedKey(v *string) mqttclient.Key {
+	return mqttclient.Key{
+		Name: "added_key", Help: "an added `thing`", Default: "def",
+		Set: func(_ *mqttclient.Settings, s string) error {
+			if s == "bad" {
+				return errors.New("not a thing")
+			}
+			*v = s
+			return nil
+		},
+		Get: func(*mqttclient.Settings) string { return *v },
+	}
+}
+
+// TestAddedKeyReachesFlagAndVariable: a row added to the table is a
+// flag with its help and default, a variable under it, a refusal naming
+// either, and an argument Args gives a child, with no other edit.
+func TestAddedKeyReachesFlagAndVariable(t *testing.T) {
+	var v string
+	keys := append(mqttclient.Keys(), addedKey(&v))
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	v = "def"
+	f := addFlags(fs, mqttclient.DefaultSettings("me"), keys)
+	fl := fs.Lookup("added-key")
+	if fl == nil {
+		t.Fatal("no flag --added-key")
+	}
+	if want := "an added `thing` (env CANDEC_ADDED_KEY)"; fl.Usage != want || fl.DefValue != "def" {
+		t.Errorf("--added-key: usage %q default %q, want %q and def", fl.Usage, fl.DefValue, want)
+	}
+	if _, err := f.Settings([]string{"CANDEC_ADDED_KEY=from-env"}); err != nil || v != "from-env" {
+		t.Errorf("CANDEC_ADDED_KEY: got %q (%v), want from-env", v, err)
+	}
+	if _, err := f.Settings([]string{"CANDEC_ADDED_KEY=bad"}); err == nil || !strings.HasPrefix(err.Error(), "CANDEC_ADDED_KEY: not a thing") {
+		t.Errorf("CANDEC_ADDED_KEY=bad: got %v, want the variable named", err)
+	}
+	if err := fs.Parse([]string{"--added-key", "bad"}); err == nil || !strings.Contains(err.Error(), "-added-key: not a thing") {
+		t.Errorf("--added-key bad: got %v, want the flag named", err)
+	}
+	if err := fs.Parse([]string{"--added-key", "from-flag"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Settings([]string{"CANDEC_ADDED_KEY=from-env"}); err != nil || v != "from-flag" {
+		t.Errorf("--added-key over CANDEC_ADDED_KEY: got %q (%v), want from-flag", v, err)
+	}
+	got := strings.Join(args(mqttclient.DefaultSettings("me"), keys), " ")
+	if !strings.HasSuffix(got, " --added-key from-flag") {
+		t.Errorf("Args: got %q, want it to end with --added-key from-flag", got)
+	}
+}
+
+// TestDocTable: the package documentation's table has a row for each
+// key of the table, in its order, with its flag, its variable and its
+// default as the rows give them.
+func TestDocTable(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows [][]string
+	for _, line := range strings.Split(string(src), "\n") {
+		if f := strings.Fields(strings.TrimPrefix(line, "//\t")); strings.HasPrefix(line, "//\t") && len(f) >= 4 && f[0] != "key" {
+			rows = append(rows, f)
+		}
+	}
+	keys := mqttclient.Keys()
+	if len(rows) != len(keys) {
+		t.Fatalf("doc.go's table has %d rows, the keys are %d", len(rows), len(keys))
+	}
+	for i, k := range keys {
+		flagCol, envCol := "--"+flagenv.FlagName(k.Name), flagenv.EnvName(k.Name)
+		if k.Secret {
+			flagCol = "(none)"
+		}
+		if k.Own {
+			envCol = "(run's"
+		}
+		r := rows[i]
+		if r[0] != k.Name || r[1] != flagCol || r[2] != envCol || (k.Default != "" && r[3] != k.Default) {
+			t.Errorf("doc.go row %q, want key %s, flag %s, variable %s, default %q", strings.Join(r, " "), k.Name, flagCol, envCol, k.Default)
+		}
 	}
 }

@@ -71,7 +71,7 @@ func OwnBrokerSettings(cmd string, f *brokerflags.Flags) (mqttclient.Settings, e
 		return s, err
 	}
 	for _, k := range mqttclient.Keys() {
-		if k.Name != "client_id" && f.Given(k.Name) {
+		if !k.Own && f.Given(k.Name) {
 			return s, &ExitError{2, fmt.Errorf("%s: --%s needs --broker: without it %s starts a plain broker of its own", cmd, flagenv.FlagName(k.Name), cmd)}
 		}
 	}

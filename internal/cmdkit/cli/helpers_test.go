@@ -3,35 +3,19 @@ package cli
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/internal/lab/mosquitto"
+	"github.com/yukart/candec/internal/testkit"
 )
 
-// writeFile writes text to name in dir and returns its path.
-func writeFile(t *testing.T, dir, name, text string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// unreachableURL is a broker URL where nothing listens.
-func unreachableURL(t *testing.T) string {
-	t.Helper()
-	port, err := mosquitto.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return "mqtt://127.0.0.1:" + strconv.Itoa(port)
-}
+// writeFile and unreachableURL are testkit's, under the names these
+// tests call them by.
+var (
+	writeFile      = testkit.WriteFile
+	unreachableURL = testkit.UnreachableURL
+)
 
 // checkUnreachable runs command against a broker that does not answer,
 // with args after the broker and a --connect-timeout of 300ms: it must

@@ -93,9 +93,3 @@ func (b *Bar) Clear() {
 	}
 	b.drawn, b.lastLen, b.lastPhase = false, 0, ""
 }
-
-// Println clears the bar and prints a line in its place.
-func (b *Bar) Println(a ...any) {
-	b.Clear()
-	fmt.Fprintln(b.w, a...)
-}

@@ -60,8 +60,8 @@ func TestTerminalRedrawsInPlace(t *testing.T) {
 		t.Errorf("output = %q, want suffix %q", out, want)
 	}
 	buf.Reset()
-	b.Println("done")
-	if got := buf.String(); !strings.HasPrefix(got, "\r ") || !strings.HasSuffix(got, "\rdone\n") {
-		t.Errorf("Println = %q, want the bar erased then the line", got)
+	b.Clear()
+	if got := buf.String(); !strings.HasPrefix(got, "\r ") || !strings.HasSuffix(got, " \r") {
+		t.Errorf("Clear = %q, want the bar erased, the cursor back at the line's start", got)
 	}
 }

@@ -32,9 +32,6 @@ type sigText struct {
 	// 0 when there is none.
 	scale float64
 	dec   int
-	// tidy is true when the value is tidied by scale: an integer
-	// signal, not IEEE float.
-	tidy bool
 }
 
 func newMsgText(m *dbc.Message, f Format) *msgText {

@@ -323,13 +323,3 @@ func disconnect(cm *autopaho.ConnectionManager) {
 	defer cancel()
 	_ = cm.Disconnect(ctx)
 }
-
-// Run runs one instance until ctx ends and returns its counts.
-func Run(ctx context.Context, cfg Config) (Counters, error) {
-	in, err := New(cfg)
-	if err != nil {
-		return Counters{}, err
-	}
-	err = in.Run(ctx)
-	return in.Counters(), err
-}

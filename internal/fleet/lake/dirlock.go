@@ -79,38 +79,23 @@ func holder(f *os.File) string {
 // for a file it is about to create.
 func (s *dirStore) removeTemps() (int, error) {
 	n := 0
-	err := s.removeTempsIn(".", &n)
-	return n, err
-}
-
-func (s *dirStore) removeTempsIn(dir string, n *int) error {
-	ents, err := s.readDir(dir)
-	if err != nil {
-		return err
-	}
-	for _, e := range ents {
-		rel := path.Join(dir, e.Name())
-		switch {
-		case e.Type()&fs.ModeSymlink != 0:
-			return s.linkErr(rel)
-		case e.IsDir():
-			if err := s.removeTempsIn(rel, n); err != nil {
-				return err
-			}
-			if s.owner == "" && strings.Contains(e.Name(), "=") {
-				s.root.Remove(local(rel)) // only if nothing is left in it
-			}
-		case dir == "." || !e.Type().IsRegular() || !s.ownTemp(e.Name()):
-		default:
-			switch err := s.root.Remove(local(rel)); {
-			case err == nil:
-				*n++
-			case !errors.Is(err, fs.ErrNotExist):
-				return fmt.Errorf("lake: remove a temporary file: %w", err)
-			}
+	err := s.walk(".", func(rel string, e fs.DirEntry) error {
+		if path.Dir(rel) == "." || !e.Type().IsRegular() || !s.ownTemp(e.Name()) {
+			return nil
 		}
-	}
-	return nil
+		switch err := s.root.Remove(local(rel)); {
+		case err == nil:
+			n++
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("lake: remove a temporary file: %w", err)
+		}
+		return nil
+	}, func(rel string) {
+		if s.owner == "" && strings.Contains(path.Base(rel), "=") {
+			s.root.Remove(local(rel)) // only if nothing is left in it
+		}
+	})
+	return n, err
 }
 
 // emptyRoot reports whether the lake's directory holds nothing but the

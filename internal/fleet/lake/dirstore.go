@@ -279,14 +279,26 @@ func (s *dirStore) List(dir string) ([]string, error) {
 		}
 	}
 	var names []string
-	if err := s.list(dir, &names); err != nil {
+	err := s.walk(dir, func(rel string, e fs.DirEntry) error {
+		switch {
+		case !e.Type().IsRegular():
+			return fmt.Errorf("%w: %s (%s)", ErrNotRegular, s.path(rel), e.Type())
+		case rel != LockName && !isTemp(e.Name()):
+			names = append(names, rel)
+		}
+		return nil
+	}, nil)
+	if err != nil {
 		return nil, err
 	}
 	slices.Sort(names)
 	return names, nil
 }
 
-func (s *dirStore) list(dir string, names *[]string) error {
+// walk calls file with each entry below dir that is no directory, and
+// after (when not nil) with each directory once walked; a symbolic link
+// anywhere is refused (ErrLink).
+func (s *dirStore) walk(dir string, file func(rel string, e fs.DirEntry) error, after func(rel string)) error {
 	ents, err := s.readDir(dir)
 	if err != nil {
 		return err
@@ -297,14 +309,16 @@ func (s *dirStore) list(dir string, names *[]string) error {
 		case e.Type()&fs.ModeSymlink != 0:
 			return s.linkErr(rel)
 		case e.IsDir():
-			if err := s.list(rel, names); err != nil {
+			if err := s.walk(rel, file, after); err != nil {
 				return err
 			}
-		case !e.Type().IsRegular():
-			return fmt.Errorf("%w: %s (%s)", ErrNotRegular, s.path(rel), e.Type())
-		case rel == LockName || isTemp(e.Name()):
+			if after != nil {
+				after(rel)
+			}
 		default:
-			*names = append(*names, rel)
+			if err := file(rel, e); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -95,9 +95,6 @@ func (c *Client) Close() {
 	})
 }
 
-// Lost reports whether the connection dropped.
-func (c *Client) Lost() bool { return c.lost.Load() }
-
 // Subscribe subscribes to topic filters at QoS 1 with retain-as-published,
 // so a retained message keeps its flag even when delivered live.
 func (c *Client) Subscribe(filters ...string) {
