@@ -20,6 +20,7 @@ import (
 
 	"github.com/yukart/candec/campaign"
 	"github.com/yukart/candec/internal/base/readfile"
+	"github.com/yukart/candec/internal/base/termtext"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/pipeline"
 )
@@ -69,19 +70,19 @@ func (c *Config) validateCampaign() error {
 	}
 	switch {
 	case !campaign.ValidVehicle(cc.Vehicle):
-		return c.errorf("vehicle", "campaign_topic needs this car's vehicle id, one topic level (no '/', '+' or '#'), got %s", quote(cc.Vehicle))
+		return c.errorf("vehicle", "campaign_topic needs this car's vehicle id, one topic level (no '/', '+' or '#'), got %s", termtext.Quote(cc.Vehicle))
 	case cc.Key == "":
 		return c.errorf("campaign_key", "campaign_topic needs the public key file campaigns are signed with")
 	case cc.State == "":
 		return c.errorf("campaign_state", "campaign_topic needs a file to keep the applied campaign in")
 	case cc.AckTopic == cc.Topic || cc.AckTopic == c.StatusTopic || cc.AckTopic == c.WindowTopic:
-		return c.errorf("campaign_ack_topic", "%s is also another of the decoder's topics", quote(cc.AckTopic))
+		return c.errorf("campaign_ack_topic", "%s is also another of the decoder's topics", termtext.Quote(cc.AckTopic))
 	case cc.Topic == c.StatusTopic || cc.Topic == c.WindowTopic:
-		return c.errorf("campaign_topic", "%s is also another of the decoder's topics", quote(cc.Topic))
+		return c.errorf("campaign_topic", "%s is also another of the decoder's topics", termtext.Quote(cc.Topic))
 	}
 	for _, t := range []struct{ key, topic string }{{"campaign_topic", cc.Topic}, {"campaign_ack_topic", cc.AckTopic}} {
 		if mqttclient.Overlap(c.RawTopic, t.topic) || mqttclient.Overlap(templateFilter(c.TopicTemplate), t.topic) {
-			return c.errorf(t.key, "%s is matched by raw_topic or topic_template: give campaigns a topic of their own", quote(t.topic))
+			return c.errorf(t.key, "%s is matched by raw_topic or topic_template: give campaigns a topic of their own", termtext.Quote(t.topic))
 		}
 	}
 	return nil

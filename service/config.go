@@ -20,6 +20,7 @@ import (
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/internal/base/flagenv"
 	"github.com/yukart/candec/internal/base/readfile"
+	"github.com/yukart/candec/internal/base/termtext"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/pipeline"
 )
@@ -145,9 +146,9 @@ type ConfigError struct {
 // Error reads like "candec.yaml:7: qos: must be 0 or 1, got 2".
 func (e *ConfigError) Error() string {
 	if e.Where == "" {
-		return "config: " + keyText(e.Key) + ": " + e.Msg
+		return "config: " + termtext.Key(e.Key) + ": " + e.Msg
 	}
-	return e.Where + ": " + keyText(e.Key) + ": " + e.Msg
+	return e.Where + ": " + termtext.Key(e.Key) + ": " + e.Msg
 }
 
 // Unwrap returns ErrConfig.
@@ -189,7 +190,7 @@ func durKey(name, help string, f func(c *Config) *time.Duration) key {
 		set: func(c *Config, v string) error {
 			d, err := time.ParseDuration(v)
 			if err != nil {
-				return fmt.Errorf("not a duration (like 100ms or 5s): %s", quote(v))
+				return fmt.Errorf("not a duration (like 100ms or 5s): %s", termtext.Quote(v))
 			}
 			*f(c) = d
 			return nil
@@ -212,7 +213,7 @@ var keys = append(connectionKeys(mqttclient.Keys()), []key{
 		set: func(c *Config, v string) error {
 			q, err := strconv.Atoi(v)
 			if err != nil {
-				return fmt.Errorf("not an integer: %s", quote(v))
+				return fmt.Errorf("not an integer: %s", termtext.Quote(v))
 			}
 			c.QoS = q
 			return nil
@@ -623,11 +624,11 @@ func (c *Config) Validate() error {
 	}
 	if c.MetricsAddr != "" {
 		if _, _, err := net.SplitHostPort(c.MetricsAddr); err != nil {
-			return c.errorf("metrics_addr", "want host:port or :port, got %s", quote(c.MetricsAddr))
+			return c.errorf("metrics_addr", "want host:port or :port, got %s", termtext.Quote(c.MetricsAddr))
 		}
 	}
 	if !slices.Contains([]string{"text", "json"}, c.LogFormat) {
-		return c.errorf("log_format", "must be text or json, got %s", quote(c.LogFormat))
+		return c.errorf("log_format", "must be text or json, got %s", termtext.Quote(c.LogFormat))
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return c.errorf("log_level", "%v", err)
@@ -653,11 +654,11 @@ func checkTopic(t string) error {
 	case t == "":
 		return errors.New("must not be empty")
 	case strings.ContainsAny(t, "+#\x00"):
-		return fmt.Errorf("%s contains a wildcard or NUL", quote(t))
+		return fmt.Errorf("%s contains a wildcard or NUL", termtext.Quote(t))
 	case !utf8.ValidString(t):
-		return fmt.Errorf("%s is not UTF-8", quote(t))
+		return fmt.Errorf("%s is not UTF-8", termtext.Quote(t))
 	case strings.IndexFunc(t, unicode.IsControl) >= 0:
-		return fmt.Errorf("%s contains a control character", quote(t))
+		return fmt.Errorf("%s contains a control character", termtext.Quote(t))
 	}
 	return nil
 }
@@ -668,15 +669,15 @@ func checkFilter(f string) error {
 	case f == "":
 		return errors.New("must not be empty")
 	case strings.Contains(f, "\x00") || !utf8.ValidString(f):
-		return fmt.Errorf("%s is not valid UTF-8 text", quote(f))
+		return fmt.Errorf("%s is not valid UTF-8 text", termtext.Quote(f))
 	}
 	levels := strings.Split(f, "/")
 	for i, l := range levels {
 		if strings.Contains(l, "#") && (l != "#" || i != len(levels)-1) {
-			return fmt.Errorf("%s: # must be a whole last level", quote(f))
+			return fmt.Errorf("%s: # must be a whole last level", termtext.Quote(f))
 		}
 		if strings.Contains(l, "+") && l != "+" {
-			return fmt.Errorf("%s: + must be a whole level", quote(f))
+			return fmt.Errorf("%s: + must be a whole level", termtext.Quote(f))
 		}
 	}
 	return nil
