@@ -1,6 +1,7 @@
 package benchmarks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -116,18 +117,10 @@ func (c Config) withDefaults() Config {
 	if c.BusyLimit <= 0 {
 		c.BusyLimit = DefaultBusyLimit
 	}
-	if c.IdleWait == 0 {
-		c.IdleWait = DefaultIdleWait
-	}
-	if c.Broker.ClientID == "" {
-		c.Broker.ClientID = DefaultClientID
-	}
-	if c.Out == nil {
-		c.Out = io.Discard
-	}
-	if c.Log == nil {
-		c.Log = io.Discard
-	}
+	c.IdleWait = cmp.Or(c.IdleWait, DefaultIdleWait)
+	c.Broker.ClientID = cmp.Or(c.Broker.ClientID, DefaultClientID)
+	c.Out = cmp.Or(c.Out, io.Discard)
+	c.Log = cmp.Or(c.Log, io.Discard)
 	if c.Versions.Go == "" {
 		c.Versions.Go = runtime.Version()
 	}

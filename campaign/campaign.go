@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"cmp"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -150,9 +151,7 @@ func (b *Body) Validate() error {
 
 // Sign makes a signed campaign of b with key.
 func Sign(key ed25519.PrivateKey, b Body) ([]byte, error) {
-	if b.Format == "" {
-		b.Format = Format
-	}
+	b.Format = cmp.Or(b.Format, Format)
 	b.NotBefore = b.NotBefore.UTC()
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("campaign: %w", err)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -88,26 +89,16 @@ type WindowConfig struct {
 
 // withDefaults returns c with defaults filled in.
 func (c Config) withDefaults() Config {
-	if c.TopicTemplate == "" {
-		c.TopicTemplate = DefaultTopicTemplate
-	}
+	c.TopicTemplate = cmp.Or(c.TopicTemplate, DefaultTopicTemplate)
 	if c.Policies == nil {
 		c.Policies = DefaultPolicy()
 	}
-	if c.MaxClockJump == 0 {
-		c.MaxClockJump = DefaultMaxClockJump
-	}
-	if c.ClockConfirm == 0 {
-		c.ClockConfirm = DefaultClockConfirm
-	}
+	c.MaxClockJump = cmp.Or(c.MaxClockJump, DefaultMaxClockJump)
+	c.ClockConfirm = cmp.Or(c.ClockConfirm, DefaultClockConfirm)
 	if c.Window != nil {
 		w := *c.Window
-		if w.Topic == "" {
-			w.Topic = DefaultWindowTopic
-		}
-		if w.Period == 0 {
-			w.Period = DefaultWindowPeriod
-		}
+		w.Topic = cmp.Or(w.Topic, DefaultWindowTopic)
+		w.Period = cmp.Or(w.Period, DefaultWindowPeriod)
 		c.Window = &w
 	}
 	return c

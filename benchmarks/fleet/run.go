@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -107,9 +108,7 @@ func (r *Result) PerThousandCars(cpu time.Duration) float64 {
 // instances of `candec ingest` and returns what it measured.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r := &run{cfg: cfg, log: cfg.Log}
-	if r.log == nil {
-		r.log = io.Discard
-	}
+	r.log = cmp.Or(r.log, io.Discard)
 	defer r.stop()
 	if err := r.start(ctx); err != nil {
 		return nil, err

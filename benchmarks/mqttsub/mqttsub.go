@@ -2,6 +2,7 @@ package mqttsub
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -77,9 +78,7 @@ func Dial(ctx context.Context, s mqttclient.Settings, h Handler) (*Client, error
 		return nil, fmt.Errorf("mqttsub: %w", err)
 	}
 	c := &Client{conn: conn, handler: h, keepAlive: s.KeepAlive, acks: make(chan []byte, 1), done: make(chan struct{})}
-	if c.keepAlive == 0 {
-		c.keepAlive = KeepAlive
-	}
+	c.keepAlive = cmp.Or(c.keepAlive, KeepAlive)
 	user, pass := s.User()
 	if err := c.handshake(ctx, s.ClientID, user, pass); err != nil {
 		conn.Close()

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"math"
@@ -94,9 +95,7 @@ func Summarize(results []Result, order []string, n int) Summary {
 			if r.Time.After(s.To) {
 				s.To = r.Time
 			}
-			if s.Host == "" {
-				s.Host = r.Host
-			}
+			s.Host = cmp.Or(s.Host, r.Host)
 			if r.Host != rs[0].Host || r.Versions != rs[0].Versions {
 				w := fmt.Sprintf("%s: the runs differ in host or versions (%s %+v, %s %+v); their median is not a baseline",
 					name, rs[0].Host, rs[0].Versions, r.Host, r.Versions)

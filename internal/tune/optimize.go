@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -178,9 +179,7 @@ func checkOptimize(recs []*Recording, cfg *OptimizeConfig) error {
 	if cfg.Subscribers < 0 {
 		return fmt.Errorf("%w: subscribers must be 0 (the default, %d) or more, got %d", ErrConfig, DefaultSubscribers, cfg.Subscribers)
 	}
-	if cfg.Subscribers == 0 {
-		cfg.Subscribers = DefaultSubscribers
-	}
+	cfg.Subscribers = cmp.Or(cfg.Subscribers, DefaultSubscribers)
 	if cfg.Policy == nil {
 		cfg.Policy = pipeline.DefaultPolicy()
 	}

@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -147,9 +148,7 @@ func analyze(src pipeline.Source, cfg Config, obs []spread) (*Report, error) {
 	if cfg.Subscribers < 0 {
 		return nil, fmt.Errorf("%w: subscribers must be 0 (the default, %d) or more, got %d", ErrConfig, DefaultSubscribers, cfg.Subscribers)
 	}
-	if cfg.Subscribers == 0 {
-		cfg.Subscribers = DefaultSubscribers
-	}
+	cfg.Subscribers = cmp.Or(cfg.Subscribers, DefaultSubscribers)
 	c, err := count(src, cfg, obs)
 	if err != nil {
 		return nil, err

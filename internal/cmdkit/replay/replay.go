@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -117,12 +118,8 @@ type Stats struct {
 // stats and nil: ending a replay is not an error. It returns an error
 // when the capture cannot be opened or read, or is empty.
 func Run(ctx context.Context, open Opener, pub Publisher, opts Options) (Stats, error) {
-	if opts.Speed == 0 {
-		opts.Speed = 1
-	}
-	if opts.Window == 0 {
-		opts.Window = DefaultWindow
-	}
+	opts.Speed = cmp.Or(opts.Speed, 1)
+	opts.Window = cmp.Or(opts.Window, DefaultWindow)
 	switch {
 	case !opts.Flood && !(opts.Speed >= MinSpeed && opts.Speed <= MaxSpeed):
 		return Stats{}, fmt.Errorf("%w: speed %g is outside %g to %g", ErrOptions, opts.Speed, float64(MinSpeed), float64(MaxSpeed))

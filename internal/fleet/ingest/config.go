@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -144,9 +145,7 @@ func (c Config) withDefaults() Config {
 	if len(c.Filters) == 0 {
 		c.Filters = []string{DefaultFilter}
 	}
-	if c.SignalPrefix == "" {
-		c.SignalPrefix = DefaultSignalPrefix
-	}
+	c.SignalPrefix = cmp.Or(c.SignalPrefix, DefaultSignalPrefix)
 	if c.RollBytes <= 0 {
 		c.RollBytes = DefaultRollBytes
 	}
@@ -168,9 +167,7 @@ func (c Config) withDefaults() Config {
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = mqttclient.DefaultConnectTimeout
 	}
-	if c.Log == nil {
-		c.Log = slog.New(slog.DiscardHandler)
-	}
+	c.Log = cmp.Or(c.Log, slog.New(slog.DiscardHandler))
 	if c.Now == nil {
 		c.Now = time.Now
 	}

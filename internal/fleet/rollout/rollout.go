@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,15 +46,9 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.PolicyTopic == "" {
-		c.PolicyTopic = DefaultPolicyTopic
-	}
-	if c.AckTopic == "" {
-		c.AckTopic = DefaultAckTopic
-	}
-	if c.FenceTopic == "" {
-		c.FenceTopic = DefaultFenceTopic
-	}
+	c.PolicyTopic = cmp.Or(c.PolicyTopic, DefaultPolicyTopic)
+	c.AckTopic = cmp.Or(c.AckTopic, DefaultAckTopic)
+	c.FenceTopic = cmp.Or(c.FenceTopic, DefaultFenceTopic)
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
@@ -170,9 +171,7 @@ func (b *Board) totals(stats []watch.TopicStats, now time.Time) Totals {
 	}
 	t.Rate = b.rate
 	t.Status = b.state
-	if t.Status == "" {
-		t.Status = "not yet online"
-	}
+	t.Status = cmp.Or(t.Status, "not yet online")
 	t.Elapsed = now.Sub(b.started)
 	return t
 }

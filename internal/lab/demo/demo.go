@@ -2,6 +2,7 @@ package demo
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -202,9 +203,7 @@ func (o Options) filled() (Options, error) {
 	if o.Refresh <= 0 {
 		o.Refresh = DefaultRefresh
 	}
-	if o.Speed == 0 {
-		o.Speed = 1
-	}
+	o.Speed = cmp.Or(o.Speed, 1)
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
@@ -214,9 +213,7 @@ func (o Options) filled() (Options, error) {
 			o.Prefix = EmbeddedPrefix
 		}
 	}
-	if o.Log == nil {
-		o.Log = slog.New(slog.DiscardHandler)
-	}
+	o.Log = cmp.Or(o.Log, slog.New(slog.DiscardHandler))
 	switch {
 	case !(o.Speed >= replay.MinSpeed && o.Speed <= replay.MaxSpeed):
 		return o, fmt.Errorf("%w: speed %g is outside %g to %g", ErrOptions, o.Speed, float64(replay.MinSpeed), float64(replay.MaxSpeed))
@@ -291,9 +288,7 @@ func serviceConfig(conn mqttclient.Settings, clientID string, topics Topics, in 
 	keepAlive := cfg.KeepAlive
 	cfg.Settings = conn
 	cfg.ClientID = clientID
-	if cfg.KeepAlive == 0 {
-		cfg.KeepAlive = keepAlive
-	}
+	cfg.KeepAlive = cmp.Or(cfg.KeepAlive, keepAlive)
 	cfg.RawTopic = topics.Raw
 	cfg.StatusTopic = topics.Status
 	cfg.TopicTemplate = topics.Template

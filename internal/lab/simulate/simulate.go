@@ -1,6 +1,7 @@
 package simulate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -100,21 +101,11 @@ func (o Options) withDefaults() Options {
 	if o.Start.IsZero() {
 		o.Start = DefaultStart
 	}
-	if o.Duration == 0 {
-		o.Duration = DefaultDuration
-	}
-	if o.Scenario == "" {
-		o.Scenario = DefaultScenario
-	}
-	if o.Interface == "" {
-		o.Interface = DefaultInterface
-	}
-	if o.Bitrate == 0 {
-		o.Bitrate = DefaultBitrate
-	}
-	if o.Jitter == 0 {
-		o.Jitter = DefaultJitter
-	}
+	o.Duration = cmp.Or(o.Duration, DefaultDuration)
+	o.Scenario = cmp.Or(o.Scenario, DefaultScenario)
+	o.Interface = cmp.Or(o.Interface, DefaultInterface)
+	o.Bitrate = cmp.Or(o.Bitrate, DefaultBitrate)
+	o.Jitter = cmp.Or(o.Jitter, DefaultJitter)
 	return o
 }
 
