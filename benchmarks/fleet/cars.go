@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -117,7 +118,7 @@ func NewCar(cfg CarConfig, i int) (Car, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
 	epoch := uint64(cfg.Start) + uint64(i) // a start of its own per car
 	car := Car{ID: fmt.Sprintf("car%05d", i), Epoch: epoch, Start: cfg.Start}
-	d := &liveDrive{start: cfg.Start}
+	d := &liveDrive{start: cfg.Start, period: int64(cmp.Or(cfg.Window, pipeline.DefaultWindowPeriod))}
 	eng, err := pipeline.New(cfg.DB, pipeline.Config{Policies: cfg.Policies, Epoch: epoch,
 		Window: &pipeline.WindowConfig{Period: cfg.Window}}, pipeline.SinkFunc(d.take))
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 // applies one between two batches.
 type liveDrive struct {
 	start  int64 // the car's Start
+	period int64 // the window stream's period
 	eng    *pipeline.Engine
 	frames *replay
 	w      envelope.Window
