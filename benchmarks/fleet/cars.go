@@ -117,7 +117,7 @@ type CarConfig struct {
 func NewCar(cfg CarConfig, i int) (Car, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
 	epoch := uint64(cfg.Start) + uint64(i) // a start of its own per car
-	car := Car{ID: fmt.Sprintf("car%05d", i), Epoch: epoch, Start: cfg.Start}
+	car := Car{ID: CarID(i), Epoch: epoch, Start: cfg.Start}
 	d := &liveDrive{start: cfg.Start, period: int64(cmp.Or(cfg.Window, pipeline.DefaultWindowPeriod))}
 	eng, err := pipeline.New(cfg.DB, pipeline.Config{Policies: cfg.Policies, Epoch: epoch,
 		Window: &pipeline.WindowConfig{Period: cfg.Window}}, pipeline.SinkFunc(d.take))
@@ -138,6 +138,9 @@ func NewCar(cfg CarConfig, i int) (Car, error) {
 	car.Windows = d.windows
 	return car, nil
 }
+
+// CarID is the vehicle id of car i: car00000, car00001, …
+func CarID(i int) string { return fmt.Sprintf("car%05d", i) }
 
 // replay is a car's frames: the capture from frame k on, looped and
 // re-timed from start, until a frame at or past end.

@@ -43,6 +43,8 @@ type Record struct {
 	Window  time.Duration `json:"window_ns"`
 	RollAge time.Duration `json:"roll_age_ns"`
 	Cores   int           `json:"cores"`
+	// CampaignFile is bench's --campaign, pushed mid-run (Campaign).
+	CampaignFile string `json:"campaign_file,omitempty"`
 }
 
 // Append appends rec to the results file path as one JSON line, as the
