@@ -47,8 +47,11 @@ type CampaignResult struct {
 	Pushed  int            `json:"pushed"`
 	Applied int            `json:"applied"`
 	Refused map[string]int `json:"refused,omitempty"`
-	// ApplyMax is the longest from the push to a car's switch.
-	ApplyMax time.Duration `json:"apply_max_ns"`
+	// ApplyFirst and ApplyLast are the shortest and the longest from
+	// the push's start to a car's switch (the push publishes to one car
+	// after the other).
+	ApplyFirst time.Duration `json:"apply_first_ns"`
+	ApplyLast  time.Duration `json:"apply_last_ns"`
 	// Before and After are the bench's figures over the measured window
 	// up to the push and from it.
 	Before Phase `json:"before"`
@@ -305,14 +308,18 @@ func (vs *versions) figures() []VersionFigures {
 }
 
 // takers fills in who took the campaign: applied, refused by reason,
-// and the longest from the push to a car's switch.
+// and how long from the push to the cars' switches.
 func (cr *CampaignResult) takers(cars []*car, pushAt time.Duration) {
 	for _, c := range cars {
 		c.camp.mu.Lock()
 		switch {
 		case c.camp.applied > 0:
+			d := c.camp.switched - pushAt
+			if cr.Applied == 0 || d < cr.ApplyFirst {
+				cr.ApplyFirst = d
+			}
 			cr.Applied++
-			cr.ApplyMax = max(cr.ApplyMax, c.camp.switched-pushAt)
+			cr.ApplyLast = max(cr.ApplyLast, d)
 		case c.camp.refused != "":
 			if cr.Refused == nil {
 				cr.Refused = map[string]int{}

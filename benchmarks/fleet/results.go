@@ -84,8 +84,8 @@ func writeCampaign(w io.Writer, c *CampaignResult) {
 	if len(c.Refused) > 0 {
 		refused = fmt.Sprint(c.Refused)
 	}
-	fmt.Fprintf(w, "campaign version %d for vehicles %q, pushed %v into the window to %d cars: applied by %d (the last %v after the push), refused by %s\n",
-		c.Version, c.Vehicles, c.At, c.Pushed, c.Applied, c.ApplyMax.Round(time.Microsecond), refused)
+	fmt.Fprintf(w, "campaign version %d for vehicles %q, pushed %v into the window to %d cars: applied by %d (%v to %v after the push), refused by %s\n",
+		c.Version, c.Vehicles, c.At, c.Pushed, c.Applied, c.ApplyFirst.Round(time.Microsecond), c.ApplyLast.Round(time.Microsecond), refused)
 	b, a := &c.Before, &c.After
 	row := func(label string, f func(p *Phase) string) {
 		fmt.Fprintf(w, "  %-34s %22s %22s\n", label, f(b), f(a))
