@@ -168,7 +168,8 @@ func (c *car) take(_, payload []byte, now int64) {
 		}
 	}
 	if err == nil && c.c.live == nil {
-		err = errors.New("this car's drive was made before the run: it cannot apply a campaign")
+		// Run's openCampaign makes sure of the cars it is for.
+		err = &campaign.Refusal{Reason: "bench: drive made before the run", Msg: "this car cannot apply a campaign"}
 	}
 	if err != nil {
 		cc.refuse(err)
