@@ -138,8 +138,7 @@ type carCampaign struct {
 	mu       sync.Mutex
 	applied  uint64        // the version it runs
 	switched time.Duration // where in its drive it switched
-	refused  campaign.Reason
-	detail   string
+	refused  campaign.Reason // why it refused the last it refused
 }
 
 // take is the car's handler of its policy topic: it checks the
@@ -194,7 +193,7 @@ func (cc *carCampaign) refuse(err error) {
 		r = &campaign.Refusal{Reason: campaign.ReasonFormat, Msg: err.Error()}
 	}
 	cc.mu.Lock()
-	cc.refused, cc.detail = r.Reason, r.Msg
+	cc.refused = r.Reason
 	cc.mu.Unlock()
 }
 
@@ -209,7 +208,7 @@ func (c *car) apply(t taken, at time.Duration) {
 	}
 	c.camp.mu.Lock()
 	c.camp.applied, c.camp.switched = t.version, time.Duration(ft-c.c.Start)
-	c.camp.refused, c.camp.detail = "", ""
+	c.camp.refused = ""
 	c.camp.mu.Unlock()
 }
 
