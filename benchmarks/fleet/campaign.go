@@ -136,8 +136,8 @@ type carCampaign struct {
 	in  chan taken // room for one: a newer one replaces it
 
 	mu       sync.Mutex
-	applied  uint64        // the version it runs
-	switched time.Duration // where in its drive it switched
+	applied  uint64          // the version it runs
+	switched time.Duration   // where in its drive it switched
 	refused  campaign.Reason // why it refused the last it refused
 }
 
