@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
-	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
 	"github.com/yukart/candec/pipeline"
 )
@@ -21,9 +21,11 @@ type Window struct {
 	// the window's end, as the car sends a window once frame time
 	// passes it.
 	At time.Duration
-	// Seq is its window seq; Values how many envelopes it holds.
+	// Seq is its window seq; Values how many envelopes it holds;
+	// Policy the campaign version it carries (its "policy", 0 for none).
 	Seq    uint64
 	Values int
+	Policy uint64
 	// Payload is the window message as the car's candec encodes it.
 	Payload []byte
 }
@@ -37,6 +39,9 @@ type Car struct {
 	// (CarConfig.Start); a window is due at Start + At.
 	Start   int64
 	Windows []Window
+	// live is the car's engine where its drive was made only up to
+	// CarConfig.LiveFrom: the run makes the rest (live.go).
+	live *liveDrive
 }
 
 // Values returns how many envelopes the car's windows hold.
@@ -98,6 +103,12 @@ type CarConfig struct {
 	// Window is the window stream's period (the car's window_period);
 	// 0 is pipeline.DefaultWindowPeriod.
 	Window time.Duration
+	// LiveFrom, when > 0, is the point of the drive (from Start) up to
+	// which the drive of a car Live names is made before the run; the
+	// car keeps its engine and makes the rest during the run, so that
+	// a campaign it takes then changes what it publishes next.
+	LiveFrom time.Duration
+	Live     func(id string) bool
 }
 
 // NewCar makes car i's drive: the capture from a starting frame drawn
@@ -106,38 +117,62 @@ type CarConfig struct {
 func NewCar(cfg CarConfig, i int) (Car, error) {
 	rng := rand.New(rand.NewPCG(cfg.Seed, uint64(i)))
 	epoch := uint64(cfg.Start) + uint64(i) // a start of its own per car
-	car := Car{ID: fmt.Sprintf("car%05d", i), Epoch: epoch, Start: cfg.Start}
-	var w envelope.Window
-	var perr error
+	car := Car{ID: CarID(i), Epoch: epoch, Start: cfg.Start}
+	d := &liveDrive{start: cfg.Start, period: int64(cmp.Or(cfg.Window, pipeline.DefaultWindowPeriod))}
 	eng, err := pipeline.New(cfg.DB, pipeline.Config{Policies: cfg.Policies, Epoch: epoch,
-		Window: &pipeline.WindowConfig{Period: cfg.Window}}, pipeline.SinkFunc(func(o *pipeline.Out) {
-		if o.Kind != pipeline.KindWindow {
-			return
-		}
-		if err := envelope.ParseWindow(o.Payload, &w); err != nil && perr == nil {
-			perr = fmt.Errorf("fleet: car %d: window %d: %w", i, o.Seq, err)
-		}
-		car.Windows = append(car.Windows, Window{At: time.Duration(w.End - cfg.Start),
-			Seq: o.Seq, Values: len(w.Items), Payload: append([]byte(nil), o.Payload...)})
-	}))
+		Window: &pipeline.WindowConfig{Period: cfg.Window}}, pipeline.SinkFunc(d.take))
 	if err != nil {
 		return Car{}, err
 	}
-	fs := cfg.Frames
-	k := rng.IntN(len(fs))
-	t := cfg.Start
-	end := cfg.Start + int64(cfg.Drive)
-	for j := 0; t < end; j++ {
-		f := fs[(k+j)%len(fs)]
-		if j > 0 {
-			prev := fs[(k+j-1)%len(fs)]
-			t += gap(prev.Time, f.Time)
-		}
-		f.Time = t
-		eng.Frame(&f)
+	d.eng = eng
+	d.frames = newReplay(cfg.Frames, rng.IntN(len(cfg.Frames)), cfg.Start, cfg.Start+int64(cfg.Drive))
+	if cfg.LiveFrom > 0 && cfg.Live != nil && cfg.Live(car.ID) {
+		d.runTo(cfg.Start + int64(cfg.LiveFrom))
+		car.live = d
+	} else {
+		d.finish()
 	}
-	eng.Flush(end)
-	return car, perr
+	if d.err != nil {
+		return Car{}, fmt.Errorf("fleet: car %d: %w", i, d.err)
+	}
+	car.Windows = d.windows
+	return car, nil
+}
+
+// CarID is the vehicle id of car i: car00000, car00001, …
+func CarID(i int) string { return fmt.Sprintf("car%05d", i) }
+
+// replay is a car's frames: the capture from frame k on, looped and
+// re-timed from start, until a frame at or past end.
+type replay struct {
+	fs     []frame.Frame
+	k, j   int
+	t, end int64
+	// next is the next frame, while ok.
+	next frame.Frame
+	ok   bool
+}
+
+func newReplay(fs []frame.Frame, k int, start, end int64) *replay {
+	r := &replay{fs: fs, k: k, t: start, end: end}
+	r.load()
+	return r
+}
+
+// load makes next the following frame, unless the previous one was at
+// or past the end.
+func (r *replay) load() {
+	if r.ok = r.t < r.end; !r.ok {
+		return
+	}
+	n := len(r.fs)
+	f := r.fs[(r.k+r.j)%n]
+	if r.j > 0 {
+		r.t += gap(r.fs[(r.k+r.j-1)%n].Time, f.Time)
+	}
+	f.Time = r.t
+	r.next = f
+	r.j++
 }
 
 // gap is the time from a frame at a to the next at b; the loop's seam

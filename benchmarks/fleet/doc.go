@@ -15,6 +15,19 @@
 // fleet/<car>/yukart/window at QoS 1 when its end comes, on a
 // connection of its own, as a bridge would.
 //
+// # A campaign mid-run
+//
+// With Config.Campaign every car subscribes to its policy topic, and
+// the run pushes the signed campaign there in the measured window, as
+// `candec campaign push` does (package rollout). A car checks what
+// comes with the car's checks (campaign.Open, Check, the policy loads)
+// and applies it as the service does. The drive of a car the campaign
+// is for is made before the run only up to a point before the push
+// (CarConfig.LiveFrom); the car keeps its engine and runs the rest of
+// its frames as their time comes, so that the campaign changes what it
+// publishes from the moment it took it. The result splits the figures
+// at the push and counts the committed windows per policy version.
+//
 // # What is measured
 //
 // The ingest instances are processes of their own (`candec ingest`,

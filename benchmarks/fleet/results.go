@@ -43,6 +43,8 @@ type Record struct {
 	Window  time.Duration `json:"window_ns"`
 	RollAge time.Duration `json:"roll_age_ns"`
 	Cores   int           `json:"cores"`
+	// CampaignFile is bench's --campaign, pushed mid-run (Campaign).
+	CampaignFile string `json:"campaign_file,omitempty"`
 }
 
 // Append appends rec to the results file path as one JSON line, as the
@@ -70,4 +72,48 @@ func WriteTable(w io.Writer, rec *Record) {
 	fmt.Fprintf(w, "  %-34s %11.1f %% of a core\n", "cars (the bench process)", pct(r.CarsCPU))
 	fmt.Fprintf(w, "  %-34s p50 %v  p99 %v  (cars at most %v late)\n", "delivery latency", r.DeliveryP50, r.DeliveryP99, r.PublishLate)
 	fmt.Fprintf(w, "  %-34s p50 %v  p99 %v  (roll age %v)\n", "latency to the lake", r.CommitP50, r.CommitP99, rec.RollAge)
+	if r.Campaign != nil {
+		writeCampaign(w, r.Campaign)
+	}
+}
+
+// writeCampaign writes a campaign's part of the table: who took it, the
+// figures before and after the push, and the lake's windows by version.
+func writeCampaign(w io.Writer, c *CampaignResult) {
+	refused := "none"
+	if len(c.Refused) > 0 {
+		refused = fmt.Sprint(c.Refused)
+	}
+	fmt.Fprintf(w, "campaign version %d for vehicles %q, pushed %v into the window to %d cars: applied by %d (%v to %v after the push), refused by %s\n",
+		c.Version, c.Vehicles, c.At, c.Pushed, c.Applied, c.ApplyFirst.Round(time.Microsecond), c.ApplyLast.Round(time.Microsecond), refused)
+	b, a := &c.Before, &c.After
+	row := func(label string, f func(p *Phase) string) {
+		fmt.Fprintf(w, "  %-34s %22s %22s\n", label, f(b), f(a))
+	}
+	cpu := func(d func(p *Phase) time.Duration) func(p *Phase) string {
+		return func(p *Phase) string {
+			return fmt.Sprintf("%.1f %% of a core", 100*d(p).Seconds()/p.Measured.Seconds())
+		}
+	}
+	row("", func(p *Phase) string {
+		return map[bool]string{true: "after", false: "before"}[p == a] + " the push (" + p.Measured.String() + ")"
+	})
+	row("taken by the ingests", func(p *Phase) string { return fmt.Sprintf("%.0f values/s", p.WindowValues/p.Measured.Seconds()) })
+	row("ingest CPU", cpu(func(p *Phase) time.Duration { return p.IngestCPU }))
+	row("broker CPU", cpu(func(p *Phase) time.Duration { return p.BrokerCPU }))
+	row("cars (the bench process)", cpu(func(p *Phase) time.Duration { return p.CarsCPU }))
+	row("delivery latency p50 / p99", func(p *Phase) string {
+		return p.DeliveryP50.Round(10*time.Microsecond).String() + " / " + p.DeliveryP99.Round(10*time.Microsecond).String()
+	})
+	fmt.Fprintf(w, "  committed to the lake, by policy version (each car's time split at its switch, or the push):\n")
+	fmt.Fprintf(w, "  %-8s %8s %5s %10s %10s %12s %16s %15s\n", "", "version", "cars", "car-s", "windows", "values", "windows/s a car", "values/s a car")
+	for i := range c.Versions {
+		v := &c.Versions[i]
+		phase := "before"
+		if v.After {
+			phase = "after"
+		}
+		fmt.Fprintf(w, "  %-8s %8d %5d %10.1f %10d %12d %16.1f %15.1f\n", phase, v.Version, v.Cars, v.CarSeconds,
+			v.Windows, v.Values, v.PerCarSecond(v.Windows), v.PerCarSecond(v.Values))
+	}
 }

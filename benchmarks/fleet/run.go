@@ -14,6 +14,8 @@ import (
 	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/benchmarks/procstat"
 	"github.com/yukart/candec/benchmarks/stack"
+	"github.com/yukart/candec/campaign"
+	"github.com/yukart/candec/internal/fleet/rollout"
 	"github.com/yukart/candec/internal/lab/latency"
 	"github.com/yukart/candec/internal/lab/mosquitto"
 	"github.com/yukart/candec/mqttclient"
@@ -49,6 +51,10 @@ type Config struct {
 	RollAge time.Duration
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// Campaign, when set, is pushed in the measured window: every car
+	// takes campaigns on its policy topic, and the cars it is for must
+	// have been made live (CarConfig.LiveFrom) before the push.
+	Campaign *Campaign
 }
 
 // Result is what one fleet run measured.
@@ -84,6 +90,8 @@ type Result struct {
 	PublishLate time.Duration `json:"publish_late_ns"`
 	CommitP50   time.Duration `json:"commit_p50_ns"`
 	CommitP99   time.Duration `json:"commit_p99_ns"`
+	// Campaign is what a run with Config.Campaign measured of it.
+	Campaign *CampaignResult `json:"campaign,omitempty"`
 }
 
 // ValuesPerCoreSecond returns the values the ingests took in the window
@@ -125,6 +133,9 @@ type run struct {
 	sample  *sampler
 	lake    string
 	offset  int64 // the drives' start less the start they were made for, ns
+	camp    *campaign.Campaign
+	pushed  int
+	pushAt  time.Duration // when the push started, from the drives' start
 }
 
 // stop stops whatever is still running.
@@ -148,6 +159,12 @@ func (r *run) start(ctx context.Context) error {
 	cfg := r.cfg
 	if cfg.Ingests < 1 || len(cfg.Cars) == 0 {
 		return fmt.Errorf("fleet: %d cars into %d ingests, want at least one of each", len(cfg.Cars), cfg.Ingests)
+	}
+	if cfg.Campaign != nil {
+		var err error
+		if r.camp, err = openCampaign(cfg); err != nil {
+			return err
+		}
 	}
 	bdir := filepath.Join(cfg.Dir, "broker")
 	r.lake = filepath.Join(cfg.Dir, "lake")
@@ -178,7 +195,7 @@ func (r *run) start(ctx context.Context) error {
 		return err
 	}
 	for i := range cfg.Cars {
-		c, err := dialCar(ctx, b.URL, &cfg.Cars[i])
+		c, err := dialCar(ctx, b.URL, &cfg.Cars[i], cfg.Campaign)
 		if err != nil {
 			return err
 		}
@@ -228,11 +245,15 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 	if err := r.drain(ctx, res); err != nil {
 		return nil, err
 	}
+	if res.Campaign != nil {
+		res.Campaign.takers(r.cars, r.pushAt)
+	}
 	return res, r.count(res)
 }
 
 // measure waits for the window's start, reads every process's CPU and
-// the ingests' counters, and again at its end.
+// the ingests' counters, and again at its end; with a campaign also at
+// the push, which follows at once.
 func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	var m procstat.Meter
 	for _, in := range r.ingests {
@@ -240,11 +261,15 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	}
 	m.Add("broker", r.broker.PID())
 	m.Add("cars", os.Getpid())
+	edges := []time.Duration{0, r.cfg.Duration}
+	if r.cfg.Campaign != nil {
+		edges = []time.Duration{0, r.cfg.Campaign.At, r.cfg.Duration}
+	}
 	open := start.Add(r.cfg.Warmup)
 	if err := sleepUntil(ctx, open); err != nil {
 		return err
 	}
-	v0, err := r.sum(ctx, metricValues)
+	v, err := r.sum(ctx, metricValues)
 	if err != nil {
 		return err
 	}
@@ -252,30 +277,69 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 		return err
 	}
 	r.sample.reset()
-	if err := sleepUntil(ctx, open.Add(r.cfg.Duration)); err != nil {
-		return err
+	var phases []Phase
+	for i := 1; i < len(edges); i++ {
+		if i == 2 {
+			r.pushAt = time.Since(start)
+			if r.pushed, err = r.push(ctx); err != nil {
+				return err
+			}
+		}
+		if err := sleepUntil(ctx, open.Add(edges[i])); err != nil {
+			return err
+		}
+		p, err := r.phaseEnd(ctx, &m, &v, edges[i]-edges[i-1])
+		if err != nil {
+			return err
+		}
+		phases = append(phases, p)
+		if i+1 < len(edges) {
+			if err := m.Start(time.Now()); err != nil {
+				return err
+			}
+		}
 	}
+	res.Measured = r.cfg.Duration
+	for _, p := range phases {
+		res.WindowValues += p.WindowValues
+		res.IngestCPU += p.IngestCPU
+		res.BrokerCPU += p.BrokerCPU
+		res.CarsCPU += p.CarsCPU
+	}
+	res.DeliveryP50, res.DeliveryP99 = r.sample.quantiles()
+	if r.camp != nil {
+		res.Campaign = &CampaignResult{Version: r.camp.Version, Vehicles: r.camp.Vehicles, At: r.cfg.Campaign.At,
+			Pushed: r.pushed, Before: phases[0], After: phases[1]}
+	}
+	return nil
+}
+
+// phaseEnd ends a part of the measured window of length d: the
+// processes' CPU, the values the ingests took since *v (which it moves
+// on), the delivery latency.
+func (r *run) phaseEnd(ctx context.Context, m *procstat.Meter, v *float64, d time.Duration) (Phase, error) {
 	us, err := m.Stop(time.Now())
 	if err != nil {
-		return err
+		return Phase{}, err
 	}
 	v1, err := r.sum(ctx, metricValues)
 	if err != nil {
-		return err
+		return Phase{}, err
 	}
-	res.Measured, res.WindowValues = r.cfg.Duration, v1-v0
+	p := Phase{Measured: d, WindowValues: v1 - *v}
+	*v = v1
 	for _, u := range us {
 		switch u.Name {
 		case "broker":
-			res.BrokerCPU = u.CPU
+			p.BrokerCPU = u.CPU
 		case "cars":
-			res.CarsCPU = u.CPU
+			p.CarsCPU = u.CPU
 		default:
-			res.IngestCPU += u.CPU
+			p.IngestCPU += u.CPU
 		}
 	}
-	res.DeliveryP50, res.DeliveryP99 = r.sample.quantiles()
-	return nil
+	p.DeliveryP50, p.DeliveryP99 = r.sample.split()
+	return p, nil
 }
 
 // sum sums a counter of every ingest.
@@ -359,19 +423,52 @@ type car struct {
 	conn  *mqttsub.Client
 	topic string
 	late  time.Duration // the most a publish came after its window's end
+	camp  *carCampaign  // nil: a run without a campaign
 }
 
-func dialCar(ctx context.Context, broker string, c *Car) (*car, error) {
-	conn, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: broker, ClientID: c.ID}, func(_, _ []byte, _ int64) {})
+// policyTopic is where a car takes campaigns: rollout's default, which
+// `candec campaign push` publishes on.
+const policyTopic = rollout.DefaultPolicyTopic
+
+// dialCar connects a car; with a campaign the car subscribes to its
+// policy topic, before it publishes anything (mqttsub's packet IDs).
+func dialCar(ctx context.Context, broker string, c *Car, cc *Campaign) (*car, error) {
+	cr := &car{c: c, topic: "fleet/" + c.ID + "/yukart/window"}
+	h := func(_, _ []byte, _ int64) {}
+	if cc != nil {
+		cr.camp = &carCampaign{key: cc.Key, dbc: cc.DBC, in: make(chan taken, 1)}
+		h = cr.take
+	}
+	conn, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: broker, ClientID: c.ID}, h)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
 	}
-	return &car{c: c, conn: conn, topic: "fleet/" + c.ID + "/yukart/window"}, nil
+	cr.conn = conn
+	if cc != nil {
+		if err := conn.Subscribe(ctx, campaign.Topic(policyTopic, c.ID)); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
+		}
+	}
+	return cr, nil
 }
 
-// drive publishes each window when it is due.
+// drive publishes each window when it is due; a live car then makes
+// the rest of its drive as it goes.
 func (c *car) drive(ctx context.Context, start time.Time) error {
-	for i := range c.c.Windows {
+	if err := c.send(ctx, start, 0); err != nil {
+		return err
+	}
+	if c.c.live == nil {
+		return nil
+	}
+	return c.driveLive(ctx, start)
+}
+
+// send publishes the car's windows from the i-th on, each when it is
+// due.
+func (c *car) send(ctx context.Context, start time.Time, i int) error {
+	for ; i < len(c.c.Windows); i++ {
 		w := &c.c.Windows[i]
 		if err := sleepUntil(ctx, start.Add(w.At)); err != nil {
 			return err
@@ -381,6 +478,41 @@ func (c *car) drive(ctx context.Context, start time.Time) error {
 		}
 		if late := time.Since(start.Add(w.At)); late > c.late {
 			c.late = late
+		}
+	}
+	return nil
+}
+
+// driveLive runs the car's engine up to each window's end as it comes,
+// and applies a campaign the car took at once, at the drive's time then.
+func (c *car) driveLive(ctx context.Context, start time.Time) error {
+	d := c.c.live
+	end := d.frames.end
+	var in chan taken
+	if c.camp != nil {
+		in = c.camp.in
+	}
+	tm := time.NewTimer(0)
+	defer tm.Stop()
+	for !d.done() {
+		next := min((d.eng.Now()/d.period+1)*d.period, end)
+		tm.Reset(time.Until(start.Add(time.Duration(next - c.c.Start))))
+		select {
+		case <-tm.C:
+			if next >= end {
+				d.finish()
+			} else {
+				d.runTo(next)
+			}
+		case t := <-in:
+			c.apply(t, min(time.Since(start), time.Duration(end-c.c.Start)))
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		sent := len(c.c.Windows)
+		c.c.Windows = d.windows
+		if err := c.send(ctx, start, sent); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -411,6 +543,10 @@ func (r *run) count(res *Result) error {
 	}
 	seen := map[key][]uint8{}
 	var lat latency.Histogram
+	var vs *versions
+	if res.Campaign != nil {
+		vs = newVersions(r.cfg, r.cars, r.pushAt)
+	}
 	for _, m := range ms {
 		for _, w := range m.Windows {
 			k := key{w.Vehicle, w.Epoch}
@@ -433,6 +569,7 @@ func (r *run) count(res *Result) error {
 					cw := &c.Windows[s-1]
 					res.CommittedWindows++
 					res.CommittedValues += cw.Values
+					vs.add(c, cw)
 					lat.Record(m.time - (c.Start + int64(cw.At) + r.offset))
 				}
 			}
@@ -440,5 +577,8 @@ func (r *run) count(res *Result) error {
 	}
 	res.Lost = res.PublishedWindows - res.CommittedWindows
 	res.CommitP50, res.CommitP99 = lat.Quantile(0.5), lat.Quantile(0.99)
+	if vs != nil {
+		res.Campaign.Versions = vs.figures()
+	}
 	return nil
 }

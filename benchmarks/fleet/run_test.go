@@ -19,12 +19,7 @@ func TestRun(t *testing.T) {
 		t.Skip("builds candec and starts mosquitto and two ingests")
 	}
 	brokertest.RequireMosquitto(t)
-	exe := filepath.Join(t.TempDir(), "candec")
-	cmd := exec.Command("go", "build", "-o", exe, "./cmd/candec")
-	cmd.Dir = filepath.Join("..", "..")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/candec: %v\n%s", err, out)
-	}
+	exe := buildCandec(t)
 	const warmup, window = time.Second, 2 * time.Second
 	// Made for a start already past when the run starts them: the
 	// latencies allow for it.
@@ -56,4 +51,16 @@ func TestRun(t *testing.T) {
 	if res.IngestCPU <= 0 || res.BrokerCPU <= 0 || res.WindowValues <= 0 || res.CommitP50 <= 0 || res.DeliveryP50 <= 0 {
 		t.Errorf("a figure is missing: %+v", res)
 	}
+}
+
+// buildCandec builds the candec binary whose ingest a run starts.
+func buildCandec(t *testing.T) string {
+	t.Helper()
+	exe := filepath.Join(t.TempDir(), "candec")
+	cmd := exec.Command("go", "build", "-o", exe, "./cmd/candec")
+	cmd.Dir = filepath.Join("..", "..")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/candec: %v\n%s", err, out)
+	}
+	return exe
 }

@@ -22,6 +22,8 @@ type sampler struct {
 	conn *mqttsub.Client
 	mu   sync.Mutex
 	h    latency.Histogram
+	// done holds the parts of the window before the last split.
+	done latency.Histogram
 	w    envelope.Window
 	// offset is added to a window's end: the drives started that much
 	// later than they were made for. Set before the drives start.
@@ -58,13 +60,28 @@ func (s *sampler) take(_, payload []byte, now int64) {
 func (s *sampler) reset() {
 	s.mu.Lock()
 	s.h.Reset()
+	s.done.Reset()
 	s.mu.Unlock()
 }
 
+// quantiles returns the quantiles of everything taken since reset.
 func (s *sampler) quantiles() (p50, p99 time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.h.Quantile(0.5), s.h.Quantile(0.99)
+	all := s.done
+	all.Merge(&s.h)
+	return all.Quantile(0.5), all.Quantile(0.99)
+}
+
+// split returns the quantiles of what was taken since the last split
+// (or reset) and starts the next part: a campaign's before and after.
+func (s *sampler) split() (p50, p99 time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	p50, p99 = s.h.Quantile(0.5), s.h.Quantile(0.99)
+	s.done.Merge(&s.h)
+	s.h.Reset()
+	return p50, p99
 }
 
 func (s *sampler) close() { _ = s.conn.Close() }

@@ -24,17 +24,22 @@ type fleetFlags struct {
 	seed          *uint64
 	rollAge       *time.Duration
 	window        *time.Duration
+	// campaign, campaignKey, campaignAt: a campaign pushed mid-run.
+	campaign, campaignKey, campaignAt *string
 }
 
 func addFleetFlags(fs *flag.FlagSet) fleetFlags {
 	return fleetFlags{
-		cars:    fs.Int("fleet", 0, "run the fleet bench instead of a profile: `N` simulated cars through a broker into --ingests instances of candec ingest (docs/fleet.md)"),
-		ingests: fs.Int("ingests", 1, "with --fleet: `M` candec ingest instances sharing the fleet ($share), 1 to 8"),
-		capture: fs.String("fleet-capture", cardata.CaptureFile, "with --fleet: the capture every car replays, from a starting frame of its own; where the default file is missing, the idle capture built into candec"),
-		dbc:     fs.String("fleet-dbc", cardata.DBCFile, "with --fleet: the cars' DBC, which the ingests decode with too"+cli.BuiltInDBCHelp),
-		seed:    fs.Uint64("seed", 1, "with --fleet: the seed of the cars' variations"),
-		window:  fs.Duration("fleet-window", 10*time.Millisecond, "with --fleet: the cars' window_period, the window stream's window, 1ms to 10s"),
-		rollAge: fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
+		cars:        fs.Int("fleet", 0, "run the fleet bench instead of a profile: `N` simulated cars through a broker into --ingests instances of candec ingest (docs/fleet.md)"),
+		ingests:     fs.Int("ingests", 1, "with --fleet: `M` candec ingest instances sharing the fleet ($share), 1 to 8"),
+		capture:     fs.String("fleet-capture", cardata.CaptureFile, "with --fleet: the capture every car replays, from a starting frame of its own; where the default file is missing, the idle capture built into candec"),
+		dbc:         fs.String("fleet-dbc", cardata.DBCFile, "with --fleet: the cars' DBC, which the ingests decode with too"+cli.BuiltInDBCHelp),
+		seed:        fs.Uint64("seed", 1, "with --fleet: the seed of the cars' variations"),
+		window:      fs.Duration("fleet-window", 10*time.Millisecond, "with --fleet: the cars' window_period, the window stream's window, 1ms to 10s"),
+		rollAge:     fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
+		campaign:    fs.String("campaign", "", "with --fleet: push the signed campaign `FILE` (candec campaign sign) mid-run to the cars its glob names (car00000, car00001, …) and report the fleet before and after it (docs/campaigns.md)"),
+		campaignKey: fs.String("campaign-key", "", "with --campaign: the public key `FILE` the cars trust (candec campaign keygen's .pub)"),
+		campaignAt:  fs.String("campaign-at", "50%", "with --campaign: when to push it, a share of --duration or a duration into the measured window, `AT`"),
 	}
 }
 
@@ -52,7 +57,7 @@ const (
 // fleetOnly are the flags that mean nothing without --fleet, and
 // profileOnly those that mean nothing with it.
 var (
-	fleetOnly   = []string{"ingests", "fleet-capture", "fleet-dbc", "fleet-window", "seed", "roll-age"}
+	fleetOnly   = []string{"ingests", "fleet-capture", "fleet-dbc", "fleet-window", "seed", "roll-age", "campaign", "campaign-key", "campaign-at"}
 	profileOnly = []string{"scenarios", "profile", "repeat", "window-subscribers", "broker", "broker-pid", "plan-only", "fail-on-warning"}
 )
 
@@ -81,6 +86,10 @@ func checkFleetFlags(fs *flag.FlagSet, f fleetFlags) error {
 		return badFlag("bench", "fleet-window", f.window.String(), "1ms to 10s")
 	case *f.rollAge <= 0:
 		return badFlag("bench", "roll-age", f.rollAge.String(), "a duration > 0")
+	case *f.campaign == "" && (set["campaign-key"] || set["campaign-at"]):
+		return cli.Exit(2, fmt.Errorf("bench: --campaign-key and --campaign-at need --campaign FILE"))
+	case *f.campaign != "" && *f.campaignKey == "":
+		return cli.Exit(2, fmt.Errorf("bench: --campaign needs --campaign-key, the public key the cars trust"))
 	}
 	return nil
 }
@@ -126,6 +135,7 @@ func runFleetBench(ctx context.Context, e cli.Env, f fleetFlags, duration, warmu
 	if err != nil {
 		return fmt.Errorf("bench: find the candec binary: %w", err)
 	}
+	cfg := fleet.Config{Exe: exe, Ingests: *f.ingests, Warmup: warmup, Duration: duration, RollAge: *f.rollAge, Log: e.Stderr}
 	if _, err := fleetDBCFiles(*f.dbc); err != nil {
 		return err
 	}
@@ -144,16 +154,20 @@ func runFleetBench(ctx context.Context, e cli.Env, f fleetFlags, duration, warmu
 	if err != nil {
 		return err
 	}
-	cars, err := makeCars(ctx, e, f, duration+warmup)
+	cc, camp, err := benchCampaign(ctx, f, duration, warmup)
+	if err == nil {
+		live, liveFrom := liveCars(camp, cc, warmup)
+		cfg.Cars, err = makeCars(ctx, e, f, duration+warmup, live, liveFrom)
+	}
 	if err != nil {
 		if !keep {
 			os.RemoveAll(dir)
 		}
 		return err
 	}
-	fmt.Fprintf(e.Stderr, "candec bench: fleet of %d cars into %d ingests, %v + %v warm-up, in %s\n", len(cars), *f.ingests, duration, warmup, dir)
-	res, err := fleet.Run(ctx, fleet.Config{Exe: exe, DBC: dbcPath, Cars: cars, Ingests: *f.ingests,
-		Warmup: warmup, Duration: duration, Dir: dir, RollAge: *f.rollAge, Log: e.Stderr})
+	fmt.Fprintf(e.Stderr, "candec bench: fleet of %d cars into %d ingests, %v + %v warm-up, in %s\n", len(cfg.Cars), *f.ingests, duration, warmup, dir)
+	cfg.DBC, cfg.Dir, cfg.Campaign = dbcPath, dir, cc
+	res, err := fleet.Run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("bench: fleet: %w (its files are in %s)", err, dir)
 	}
@@ -161,7 +175,8 @@ func runFleetBench(ctx context.Context, e cli.Env, f fleetFlags, duration, warmu
 		os.RemoveAll(dir)
 	}
 	rec := fleet.Record{Result: *res, Host: host, Version: buildinfo.Read().Short(), Time: time.Now().UTC(),
-		Capture: *f.capture, DBC: *f.dbc, Seed: *f.seed, Window: *f.window, RollAge: *f.rollAge, Cores: runtime.NumCPU()}
+		Capture: *f.capture, DBC: *f.dbc, Seed: *f.seed, Window: *f.window, RollAge: *f.rollAge, Cores: runtime.NumCPU(),
+		CampaignFile: *f.campaign}
 	fleet.WriteTable(e.Stdout, &rec)
 	if resultsDir == "" {
 		return nil
@@ -200,8 +215,10 @@ func fleetDefaults(f fleetFlags, dir string) (fleetFlags, error) {
 	return f, nil
 }
 
-// makeCars makes the fleet's drives before the run, on every core.
-func makeCars(ctx context.Context, e cli.Env, f fleetFlags, drive time.Duration) ([]fleet.Car, error) {
+// makeCars makes the fleet's drives before the run, on every core;
+// those of the cars a campaign is for up to a second before its push
+// only, the rest during the run (fleet.CarConfig.LiveFrom).
+func makeCars(ctx context.Context, e cli.Env, f fleetFlags, drive time.Duration, live func(id string) bool, liveFrom time.Duration) ([]fleet.Car, error) {
 	files, err := fleetDBCFiles(*f.dbc)
 	if err != nil {
 		return nil, err
@@ -219,6 +236,7 @@ func makeCars(ctx context.Context, e cli.Env, f fleetFlags, drive time.Duration)
 	// plenty on a slow core.
 	start := time.Now().Add(2*time.Second + time.Duration(*f.cars)*5*time.Millisecond)
 	cfg := fleet.CarConfig{DB: db, Frames: frames, Drive: drive, Start: start.UnixNano(), Seed: *f.seed, Window: *f.window}
+	cfg.Live, cfg.LiveFrom = live, liveFrom
 	t0 := time.Now()
 	cars, err := fleet.NewCars(ctx, cfg, *f.cars)
 	if err != nil {
