@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestValidVehicle(t *testing.T) {
@@ -89,4 +91,50 @@ func TestReadStream(t *testing.T) {
 	if _, err := ReadStream(dir); err == nil || !strings.Contains(err.Error(), StreamFile) {
 		t.Fatalf("ReadStream of a broken file: %v, want an error naming it", err)
 	}
+}
+
+// TestDeployEnv: every node's environment file sets exactly the FLEET_
+// variables fleet.conf reads, and so does Start.
+func TestDeployEnv(t *testing.T) {
+	dir := filepath.Join("..", "..", "..", ConfigDir)
+	conf, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range strings.FieldsFunc(string(conf), func(r rune) bool { return r != '_' && (r < 'A' || r > 'Z') }) {
+		if strings.HasPrefix(f, "FLEET_") && !slices.Contains(want, f) {
+			want = append(want, f)
+		}
+	}
+	slices.Sort(want)
+	for i := 1; i <= DefaultNodes; i++ {
+		name := filepath.Join(dir, "nats"+strconv.Itoa(i)+".env")
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := envKeys(string(b)); !slices.Equal(got, want) {
+			t.Errorf("%s sets %q, fleet.conf reads %q", name, got, want)
+		}
+	}
+	c, err := prepare(Options{ConfigDir: dir, Dir: t.TempDir(), Nodes: 1}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := envKeys(strings.Join(c.Nodes[0].env, "\n")); !slices.Equal(got, want) {
+		t.Errorf("Start sets %q, fleet.conf reads %q", got, want)
+	}
+}
+
+// envKeys returns the sorted FLEET_ keys of KEY=value lines.
+func envKeys(text string) []string {
+	var keys []string
+	for _, line := range strings.Split(text, "\n") {
+		if k, _, ok := strings.Cut(line, "="); ok && strings.HasPrefix(k, "FLEET_") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
 }
