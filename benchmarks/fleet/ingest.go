@@ -31,19 +31,20 @@ type ingest struct {
 	metrics string
 }
 
-func startIngest(ctx context.Context, cfg Config, broker, lake string, i int) (*ingest, error) {
+// startIngest starts ingest i with conn, the cloud's connection flags
+// and topic filters (cloud.ingestArgs).
+func startIngest(ctx context.Context, cfg Config, conn []string, lake string, i int) (*ingest, error) {
 	port, err := mosquitto.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	name := fmt.Sprintf("ingest%d", i)
-	args := []string{"ingest", "--broker", broker, "--dbc", cfg.DBC, "--out-dir", lake,
-		"--group", Group, "--id", name, "--metrics", addr}
+	args := []string{"ingest", "--dbc", cfg.DBC, "--out-dir", lake, "--id", name, "--metrics", addr}
 	if cfg.RollAge > 0 {
 		args = append(args, "--roll-age", cfg.RollAge.String())
 	}
-	args = append(args, "fleet/+/yukart/window")
+	args = append(args, conn...)
 	p, err := stack.StartProcess(name, stack.Options{Dir: filepath.Join(cfg.Dir, "logs")}, cfg.Exe, args...)
 	if err != nil {
 		return nil, err

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,7 +16,6 @@ import (
 	"github.com/yukart/candec/benchmarks/procstat"
 	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/internal/lab/latency"
-	"github.com/yukart/candec/internal/lab/mosquitto"
 	"github.com/yukart/candec/mqttclient"
 )
 
@@ -48,6 +49,10 @@ type Config struct {
 	RollAge time.Duration
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// Engine is the cloud tier, EngineMosquitto ("" too) or
+	// EngineNATS, which NATS configures.
+	Engine string
+	NATS   NATSConfig
 }
 
 // Result is what one fleet run measured.
@@ -83,6 +88,21 @@ type Result struct {
 	PublishLate time.Duration `json:"publish_late_ns"`
 	CommitP50   time.Duration `json:"commit_p50_ns"`
 	CommitP99   time.Duration `json:"commit_p99_ns"`
+	// Engine is the cloud tier (EngineNATS; empty for mosquitto). On
+	// NATS, BrokerCPU is its nodes' sum and Nodes each one's (a node
+	// killed in the window is left out); the stream's lag is the windows
+	// it held, not yet acknowledged by an ingest (so not yet in the
+	// lake), at the window's end and at most over it (sampled every
+	// LagEvery), and StreamPending those not yet even delivered.
+	Engine        string      `json:"engine,omitempty"`
+	Nodes         []NodeUsage `json:"nodes,omitempty"`
+	StreamLag     uint64      `json:"stream_lag,omitempty"`
+	StreamLagMax  uint64      `json:"stream_lag_max,omitempty"`
+	StreamPending uint64      `json:"stream_pending,omitempty"`
+	// KilledNode is the node SIGKILLed in the window and started again
+	// (NATSConfig.KillNode), and KillDown how long it was down.
+	KilledNode string        `json:"killed_node,omitempty"`
+	KillDown   time.Duration `json:"kill_down_ns,omitempty"`
 }
 
 // ValuesPerCoreSecond returns the values the ingests took in the window
@@ -120,7 +140,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 type run struct {
 	cfg     Config
 	log     io.Writer
-	broker  *mosquitto.Process
+	cloud   cloud
 	ingests []*ingest
 	cars    []*car
 	sample  *sampler
@@ -139,8 +159,8 @@ func (r *run) stop() {
 	for _, in := range r.ingests {
 		_ = in.p.Stop(0)
 	}
-	if r.broker != nil {
-		_ = r.broker.Stop(0)
+	if r.cloud != nil {
+		r.cloud.stop()
 	}
 }
 
@@ -150,21 +170,23 @@ func (r *run) start(ctx context.Context) error {
 	if cfg.Ingests < 1 || len(cfg.Cars) == 0 {
 		return fmt.Errorf("fleet: %d cars into %d ingests, want at least one of each", len(cfg.Cars), cfg.Ingests)
 	}
-	bdir := filepath.Join(cfg.Dir, "broker")
 	r.lake = filepath.Join(cfg.Dir, "lake")
-	for _, d := range []string{bdir, filepath.Join(cfg.Dir, "logs")} {
+	for _, d := range []string{filepath.Join(cfg.Dir, "broker"), filepath.Join(cfg.Dir, "logs")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("fleet: %w", err)
 		}
 	}
-	b, err := mosquitto.Start(ctx, mosquitto.Options{Dir: bdir, Extra: BrokerConfig})
+	cl, err := startCloud(ctx, cfg, r.log)
 	if err != nil {
-		return fmt.Errorf("fleet: broker: %w", err)
+		return err
 	}
-	r.broker = b
-	fmt.Fprintf(r.log, "fleet: broker %s (PID %d)\n", b.URL, b.PID())
+	r.cloud = cl
+	conn, err := cl.ingestArgs()
+	if err != nil {
+		return err
+	}
 	for i := range cfg.Ingests {
-		in, err := startIngest(ctx, cfg, b.URL, r.lake, i)
+		in, err := startIngest(ctx, cfg, conn, r.lake, i)
 		if err != nil {
 			return err
 		}
@@ -175,11 +197,17 @@ func (r *run) start(ctx context.Context) error {
 			return err
 		}
 	}
-	if r.sample, err = newSampler(ctx, b.URL, cfg.Cars); err != nil {
-		return err
+	if url := cl.sampleURL(); url != "" {
+		if r.sample, err = newSampler(ctx, url, cfg.Cars); err != nil {
+			return err
+		}
 	}
 	for i := range cfg.Cars {
-		c, err := dialCar(ctx, b.URL, &cfg.Cars[i])
+		s, err := cl.carSettings(i, &cfg.Cars[i])
+		if err != nil {
+			return err
+		}
+		c, err := dialCar(ctx, s, &cfg.Cars[i])
 		if err != nil {
 			return err
 		}
@@ -201,7 +229,9 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 		start = now
 	}
 	r.offset = start.UnixNano() - cfg.Cars[0].Start
-	r.sample.offset = r.offset
+	if r.sample != nil {
+		r.sample.offset = r.offset
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(r.cars))
 	for _, c := range r.cars {
@@ -214,6 +244,9 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 		}()
 	}
 	res := &Result{Cars: len(cfg.Cars), Ingests: cfg.Ingests}
+	if cfg.Engine == EngineNATS {
+		res.Engine = EngineNATS
+	}
 	err := r.measure(ctx, start, res)
 	wg.Wait()
 	close(errs)
@@ -239,7 +272,9 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	for _, in := range r.ingests {
 		m.Add(in.p.Name, in.p.PID())
 	}
-	m.Add("broker", r.broker.PID())
+	for name, pid := range r.cloud.processes() {
+		m.Add(name, pid)
+	}
 	m.Add("cars", os.Getpid())
 	open := start.Add(r.cfg.Warmup)
 	if err := sleepUntil(ctx, open); err != nil {
@@ -252,8 +287,15 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	if err := m.Start(time.Now()); err != nil {
 		return err
 	}
-	r.sample.reset()
+	if r.sample != nil {
+		r.sample.reset()
+	}
+	finish := r.duringWindow(ctx, open, res)
 	if err := sleepUntil(ctx, open.Add(r.cfg.Duration)); err != nil {
+		_ = finish()
+		return err
+	}
+	if err := finish(); err != nil {
 		return err
 	}
 	us, err := m.Stop(time.Now())
@@ -266,16 +308,22 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	}
 	res.Measured, res.WindowValues = r.cfg.Duration, v1-v0
 	for _, u := range us {
-		switch u.Name {
-		case "broker":
-			res.BrokerCPU = u.CPU
-		case "cars":
+		switch _, cloud := r.cloud.processes()[u.Name]; {
+		case cloud:
+			res.BrokerCPU += u.CPU
+			if r.cfg.Engine == EngineNATS {
+				res.Nodes = append(res.Nodes, NodeUsage{Name: u.Name, CPU: u.CPU})
+			}
+		case u.Name == "cars":
 			res.CarsCPU = u.CPU
 		default:
 			res.IngestCPU += u.CPU
 		}
 	}
-	res.DeliveryP50, res.DeliveryP99 = r.sample.quantiles()
+	slices.SortFunc(res.Nodes, func(a, b NodeUsage) int { return strings.Compare(a.Name, b.Name) })
+	if r.sample != nil {
+		res.DeliveryP50, res.DeliveryP99 = r.sample.quantiles()
+	}
 	return nil
 }
 
@@ -362,8 +410,8 @@ type car struct {
 	late  time.Duration // the most a publish came after its window's end
 }
 
-func dialCar(ctx context.Context, broker string, c *Car) (*car, error) {
-	conn, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: broker, ClientID: c.ID}, func(_, _ []byte, _ int64) {})
+func dialCar(ctx context.Context, s mqttclient.Settings, c *Car) (*car, error) {
+	conn, err := mqttsub.Dial(ctx, s, func(_, _ []byte, _ int64) {})
 	if err != nil {
 		return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
 	}
