@@ -1,0 +1,125 @@
+package natstest
+
+import (
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/yukart/candec/benchmarks/mqttsub"
+	"github.com/yukart/candec/internal/lab/natscluster"
+	"github.com/yukart/candec/mqttclient"
+)
+
+// RequireEnv names the environment variable that turns a nats-server
+// that cannot be built from a skip into a failure (CI sets it to 1).
+const RequireEnv = "CANDEC_REQUIRE_NATS"
+
+// Options configure Start: natscluster's, whose Binary, ConfigDir and
+// Dir Start fills.
+type Options = natscluster.Options
+
+var (
+	findOnce sync.Once
+	repo     string
+	binary   string
+	findErr  error
+)
+
+// Binary returns nats-server, built once per test binary, or skips the
+// test (fails it with RequireEnv=1) when it cannot be built.
+func Binary(t testing.TB) string {
+	t.Helper()
+	findOnce.Do(func() {
+		wd, err := os.Getwd()
+		if err != nil {
+			findErr = err
+			return
+		}
+		if repo, findErr = natscluster.Repo(wd); findErr != nil {
+			return
+		}
+		binary, findErr = natscluster.Find(repo)
+	})
+	if findErr != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("natstest: %v (and %s=1)", findErr, RequireEnv)
+		}
+		t.Skipf("natstest: no cluster can start here: %v", findErr)
+	}
+	return binary
+}
+
+// ConfigDir returns the repository's deploy/nats (after Binary).
+func ConfigDir(t testing.TB) string {
+	t.Helper()
+	Binary(t)
+	return repo + "/" + natscluster.ConfigDir
+}
+
+// Start starts a cluster as o says (3 nodes unless o.Nodes) in a
+// temporary directory, with its stream, and stops it when the test
+// ends.
+func Start(t testing.TB, o Options) *natscluster.Cluster {
+	t.Helper()
+	o.Binary = Binary(t)
+	o.ConfigDir = ConfigDir(t)
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	c, err := natscluster.Start(context.Background(), o)
+	if err != nil {
+		t.Fatalf("natstest: %v", err)
+	}
+	t.Cleanup(func() {
+		c.Stop()
+		if t.Failed() {
+			for _, n := range c.Nodes {
+				t.Logf("natstest: %s's log: %s\n%s", n.Name, n.Log, natscluster.LogTail(n.Log, 20))
+			}
+		}
+	})
+	return c
+}
+
+// Connect connects to c over NATS as name (a certificate of c's CA with
+// that common name), and closes the connection when the test ends.
+func Connect(t testing.TB, c *natscluster.Cluster, name string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := c.Connect(name, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// Car connects to node i's MQTT listener as car id, over TLS with the
+// car's own certificate, as its bridge would (MQTT 3.1.1), with id as
+// its client id; the connection is closed when the test ends.
+func Car(t testing.TB, c *natscluster.Cluster, i int, id string) *mqttsub.Client {
+	t.Helper()
+	cl, err := DialCar(c, i, id, id)
+	if err != nil {
+		t.Fatalf("natstest: car %s on %s: %v", id, c.Nodes[i].Name, err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// DialCar connects to node i's MQTT listener with the certificate of
+// identity and the given client id (an attacker's may differ), and
+// returns the connection or why the node refused it.
+func DialCar(c *natscluster.Cluster, i int, identity, clientID string) (*mqttsub.Client, error) {
+	cert, key, err := c.Identity(identity)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return mqttsub.Dial(ctx, mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: clientID,
+		CAFile: c.CAFile, CertFile: cert, KeyFile: key}, func(_, _ []byte, _ int64) {})
+}
