@@ -28,13 +28,23 @@ func TestNATSFleetACL(t *testing.T) {
 	c := natstest.Start(t, natstest.Options{Cars: []string{"kart01", "kart02"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	// The ingest's instances announce themselves to each other on
+	// candec.ingest.<group>.alive: a car cannot join in.
+	presence := natstest.Connect(t, c, "ingest")
+	heard, err := presence.SubscribeSync("candec.ingest.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := presence.Publish("candec.ingest.lake.alive", []byte("ingest1")); err != nil {
+		t.Fatal(err)
+	}
 	kart02 := natstest.Car(t, c, 0, "kart02")
 	// A car may send on its own prefix: the window, and its bridge's
 	// state, retained as the bridge sends it (bridge.conf).
 	mustPublish(t, kart02, "fleet/kart02/yukart/window", "own")
 	for _, topic := range []string{"fleet/kart01/yukart/window", "fleet/kart01/bridge/state", "yukart/window",
 		"fleet/kart020/x", "fleet/kart02", "$JS/API/CONSUMER/CREATE/FLEET/evil", "$JS/API/STREAM/DELETE/FLEET",
-		"p/0/fleet/kart01/yukart/window", "$MQTT/msgs/fleet/kart01/yukart/window"} {
+		"p/0/fleet/kart01/yukart/window", "$MQTT/msgs/fleet/kart01/yukart/window", "candec/ingest/lake/alive"} {
 		mustPublish(t, kart02, topic, "spoof") // acknowledged (MQTT 3.1.1 has no refusal), and dropped
 	}
 	// Through another node: the permissions are the cluster's.
@@ -52,6 +62,12 @@ func TestNATSFleetACL(t *testing.T) {
 	mustPublish(t, kart02, "fleet/kart02/yukart/window", "after")
 	carSubscribes(t, c)
 	carSpeaksNATS(t, c)
+	if m, err := heard.NextMsg(10 * time.Second); err != nil || string(m.Data) != "ingest1" {
+		t.Fatalf("the ingest's own announcement: %v, %v", m, err)
+	}
+	if m, err := heard.NextMsg(time.Second); err == nil {
+		t.Errorf("the ingest heard %q on %s from a car", m.Data, m.Subject)
+	}
 	strangers(t, c)
 	ingestReads(ctx, t, c, []string{
 		"p.*.fleet.kart02.yukart.window own", "p.*.fleet.kart01.yukart.window kart01's",
