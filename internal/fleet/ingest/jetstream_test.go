@@ -285,4 +285,3 @@ func TestJetStreamBadInput(t *testing.T) {
 		t.Error(why)
 	}
 }
-
