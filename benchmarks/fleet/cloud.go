@@ -55,6 +55,8 @@ type cloud interface {
 	// processes returns the processes whose CPU is the cloud's, by
 	// name.
 	processes() map[string]int
+	// readyMark is what an ingest's log says once it takes windows.
+	readyMark() string
 	// sampleURL is the broker a subscriber of a few cars' windows
 	// reads, "" where no client may (the cluster's ACL).
 	sampleURL() string
@@ -83,6 +85,7 @@ func (m *mosquittoCloud) ingestArgs() ([]string, error) {
 
 func (m *mosquittoCloud) processes() map[string]int { return map[string]int{"broker": m.b.PID()} }
 func (m *mosquittoCloud) sampleURL() string         { return m.b.URL }
+func (m *mosquittoCloud) readyMark() string         { return "msg=subscribed" }
 func (m *mosquittoCloud) stop()                     { _ = m.b.Stop(0) }
 
 // natsCloud is EngineNATS.
@@ -139,6 +142,7 @@ func (n *natsCloud) processes() map[string]int {
 }
 
 func (n *natsCloud) sampleURL() string { return "" }
+func (n *natsCloud) readyMark() string { return "msg=connected" }
 func (n *natsCloud) stop() {
 	if n.admin != nil {
 		n.admin.Conn().Close()

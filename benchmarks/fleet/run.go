@@ -193,7 +193,7 @@ func (r *run) start(ctx context.Context) error {
 		r.ingests = append(r.ingests, in)
 	}
 	for _, in := range r.ingests {
-		if err := in.ready(ctx); err != nil {
+		if err := in.ready(ctx, cl.readyMark()); err != nil {
 			return err
 		}
 	}
