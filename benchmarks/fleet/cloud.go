@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -34,9 +35,13 @@ type NATSConfig struct {
 	Nodes int
 	// KillNode, when 1 to Nodes, is the node the run SIGKILLs a third
 	// into the measured window and starts again KillDown later: the
-	// loss and duplicates then say what a node's death cost.
-	KillNode int
-	KillDown time.Duration
+	// loss and duplicates then say what a node's death cost. KillLeader
+	// picks the node that leads the fleet's stream when the run starts
+	// instead. No car connects to that node: the cars' reconnection
+	// to another node is the bridge's (TestNATSBridgeNodeKill).
+	KillNode   int
+	KillLeader bool
+	KillDown   time.Duration
 }
 
 // NodeUsage is the CPU one node of the cloud used in the window.
@@ -90,9 +95,11 @@ func (m *mosquittoCloud) stop()                     { _ = m.b.Stop(0) }
 
 // natsCloud is EngineNATS.
 type natsCloud struct {
-	c     *natscluster.Cluster
-	cfg   NATSConfig
-	admin jetstream.JetStream // the operator's connection, for the lag
+	c      *natscluster.Cluster
+	cfg    NATSConfig
+	admin  jetstream.JetStream // the operator's connection, for the lag
+	victim int                 // the node to kill, -1 for none
+	alive  []int               // the nodes the cars connect to
 }
 
 func startNATS(ctx context.Context, cfg NATSConfig, dir string, cars []Car, log io.Writer) (*natsCloud, error) {
@@ -108,7 +115,21 @@ func startNATS(ctx context.Context, cfg NATSConfig, dir string, cars []Car, log 
 	for _, n := range c.Nodes {
 		fmt.Fprintf(log, "fleet: %s %s, MQTT %s (PID %d)\n", n.Name, n.ClientURL, n.MQTTURL, n.PID())
 	}
-	return &natsCloud{c: c, cfg: cfg}, nil
+	nc := &natsCloud{c: c, cfg: cfg, victim: cfg.KillNode - 1}
+	if cfg.KillLeader {
+		leader := c.StreamLeader(ctx)
+		nc.victim = slices.IndexFunc(c.Nodes, func(n *natscluster.Node) bool { return n.Name == leader })
+		if nc.victim < 0 {
+			c.Stop()
+			return nil, fmt.Errorf("fleet: NATS cluster: the stream has no leader to kill")
+		}
+	}
+	for i := range c.Nodes {
+		if i != nc.victim || len(c.Nodes) == 1 {
+			nc.alive = append(nc.alive, i)
+		}
+	}
+	return nc, nil
 }
 
 // carSettings spreads the cars over the nodes, as their bridges' address
@@ -118,7 +139,7 @@ func (n *natsCloud) carSettings(i int, c *Car) (mqttclient.Settings, error) {
 	if err != nil {
 		return mqttclient.Settings{}, err
 	}
-	return mqttclient.Settings{Broker: n.c.Nodes[i%len(n.c.Nodes)].MQTTURL, ClientID: c.ID,
+	return mqttclient.Settings{Broker: n.c.Nodes[n.alive[i%len(n.alive)]].MQTTURL, ClientID: c.ID,
 		CAFile: n.c.CAFile, CertFile: cert, KeyFile: key}, nil
 }
 
@@ -134,7 +155,7 @@ func (n *natsCloud) ingestArgs() ([]string, error) {
 func (n *natsCloud) processes() map[string]int {
 	ps := map[string]int{}
 	for i, node := range n.c.Nodes {
-		if i+1 != n.cfg.KillNode { // its PID changes in the window
+		if i != n.victim { // its PID changes in the window
 			ps[node.Name] = node.PID()
 		}
 	}

@@ -22,14 +22,17 @@ func (r *run) duringWindow(ctx context.Context, open time.Time, res *Result) (fi
 	if !ok {
 		return func() error { return nil }
 	}
+	// The node is killed and started again whatever the window does:
+	// on the run's context, not the window's.
+	runCtx := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	var lagErr, killErr error
 	var lag lagStats
 	wg.Go(func() { lagErr = n.watchLag(ctx, &lag) })
-	if k := n.cfg.KillNode; k > 0 {
-		res.KilledNode, res.KillDown = n.c.Nodes[k-1].Name, n.cfg.KillDown
-		wg.Go(func() { killErr = n.killAndRestart(ctx, k-1, open.Add(r.cfg.Duration/3)) })
+	if k := n.victim; k >= 0 {
+		res.KilledNode, res.KillDown = n.c.Nodes[k].Name, n.cfg.KillDown
+		wg.Go(func() { killErr = n.killAndRestart(runCtx, k, open.Add(r.cfg.Duration/3)) })
 	}
 	return func() error {
 		cancel()
@@ -99,17 +102,17 @@ func (n *natsCloud) lag(ctx context.Context) (lagStats, error) {
 	return l, nil
 }
 
-// killAndRestart SIGKILLs node i at at, and starts it again KillDown
-// later.
+// killAndRestart SIGKILLs node i at at, starts it again KillDown
+// later, and waits until it has caught up.
 func (n *natsCloud) killAndRestart(ctx context.Context, i int, at time.Time) error {
 	if err := sleepUntil(ctx, at); err != nil {
-		return nil // the window closed first
+		return err
 	}
 	if err := n.c.Kill(i); err != nil {
 		return err
 	}
 	if err := sleepUntil(ctx, time.Now().Add(n.cfg.KillDown)); err != nil {
-		ctx = context.Background() // restart it all the same
+		return err
 	}
 	return n.c.Restart(ctx, i)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,7 +28,7 @@ type fleetFlags struct {
 	window        *time.Duration
 	engine        *string
 	nodes         *int
-	killNode      *int
+	killNode      *string
 }
 
 func addFleetFlags(fs *flag.FlagSet) fleetFlags {
@@ -41,8 +42,8 @@ func addFleetFlags(fs *flag.FlagSet) fleetFlags {
 		rollAge: fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
 		engine:  fs.String("engine", fleet.EngineMosquitto, "with --fleet: the cloud tier, mosquitto (one broker) or nats (a NATS cluster from deploy/nats, run from the repository: nats-server is built from its module; deploy/README.md)"),
 		nodes:   fs.Int("nodes", natscluster.DefaultNodes, "with --engine nats: the cluster's `N` nodes, 1 to 9 (3 for the stream's R3)"),
-		killNode: fs.Int("kill-node", 0, "with --engine nats: SIGKILL node `I` (1 to --nodes) a third into the measured window and start it again "+
-			fleetKillDown.String()+" later; 0: none"),
+		killNode: fs.String("kill-node", "", "with --engine nats: SIGKILL node `I` (1 to --nodes, or leader: the stream's) a third into the measured window and start it again "+
+			fleetKillDown.String()+" later; no car connects to it"),
 	}
 }
 
@@ -112,19 +113,41 @@ func checkEngineFlags(fs *flag.FlagSet, f fleetFlags) error {
 	if *f.nodes < 1 || *f.nodes > 9 {
 		return badFlag("bench", "nodes", fmt.Sprint(*f.nodes), "1 to 9")
 	}
-	if *f.killNode < 0 || *f.killNode > *f.nodes {
-		return badFlag("bench", "kill-node", fmt.Sprint(*f.killNode), fmt.Sprintf("0 (none) or a node, 1 to %d", *f.nodes))
+	if _, _, err := killNode(*f.killNode, *f.nodes); err != nil {
+		return err
 	}
 	return nil
+}
+
+// killNode reads --kill-node: "" (none), leader or a node 1 to nodes.
+func killNode(v string, nodes int) (node int, leader bool, err error) {
+	switch v {
+	case "":
+		return 0, false, nil
+	case "leader":
+		if nodes < 2 {
+			return 0, false, badFlag("bench", "kill-node", v, "a cluster of 2 or more nodes")
+		}
+		return 0, true, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > nodes || nodes < 2 {
+		return 0, false, badFlag("bench", "kill-node", v, fmt.Sprintf("leader or a node, 1 to %d, of 2 or more", nodes))
+	}
+	return n, false, nil
 }
 
 // natsConfig returns the NATS cluster's configuration of a fleet run on
 // --engine nats: the repository's deploy/nats and nats-server built from
 // its module, both found from the working directory.
 func natsConfig(f fleetFlags) (fleet.NATSConfig, error) {
-	cfg := fleet.NATSConfig{Nodes: *f.nodes, KillNode: *f.killNode, KillDown: fleetKillDown}
+	cfg := fleet.NATSConfig{Nodes: *f.nodes, KillDown: fleetKillDown}
 	if *f.engine != fleet.EngineNATS {
 		return cfg, nil
+	}
+	var err error
+	if cfg.KillNode, cfg.KillLeader, err = killNode(*f.killNode, *f.nodes); err != nil {
+		return cfg, err
 	}
 	wd, err := os.Getwd()
 	if err != nil {
