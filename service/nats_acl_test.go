@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/internal/lab/natscluster"
 	"github.com/yukart/candec/internal/testkit/natstest"
 )
@@ -75,7 +74,7 @@ func TestNATSFleetACL(t *testing.T) {
 }
 
 // mustPublish publishes at QoS 1 and waits for every PUBACK of car.
-func mustPublish(t *testing.T, car *mqttsub.Client, topic, payload string) {
+func mustPublish(t *testing.T, car *natstest.Client, topic, payload string) {
 	t.Helper()
 	if err := car.Publish1(topic, []byte(payload)); err != nil {
 		t.Fatalf("publish on %s: %v", topic, err)
@@ -105,7 +104,7 @@ func carSubscribes(t *testing.T, c *natscluster.Cluster) {
 		err = sub.Subscribe(ctx, filter)
 		cancel()
 		_ = sub.Close()
-		if !errors.Is(err, mqttsub.ErrRefused) {
+		if !errors.Is(err, natstest.ErrRefused) {
 			t.Errorf("kart02 subscribing to %s: %v, want refused", filter, err)
 		}
 	}

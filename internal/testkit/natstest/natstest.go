@@ -123,3 +123,24 @@ func DialCar(c *natscluster.Cluster, i int, identity, clientID string) (*mqttsub
 	return mqttsub.Dial(ctx, mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: clientID,
 		CAFile: c.CAFile, CertFile: cert, KeyFile: key}, func(_, _ []byte, _ int64) {})
 }
+
+// Client is the MQTT 3.1.1 client Car and DialCar return (a car's
+// bridge speaks 3.1.1, as nats-server does).
+type Client = mqttsub.Client
+
+// ErrRefused: a SUBSCRIBE (or CONNECT) the server refused.
+var ErrRefused = mqttsub.ErrRefused
+
+// Dial connects an MQTT 3.1.1 client with s (a car's own mosquitto, for
+// one), and closes it when the test ends.
+func Dial(t testing.TB, s mqttclient.Settings) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := mqttsub.Dial(ctx, s, func(_, _ []byte, _ int64) {})
+	if err != nil {
+		t.Fatalf("natstest: %s: %v", s.Broker, err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
