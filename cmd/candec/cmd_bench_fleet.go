@@ -41,7 +41,7 @@ func addFleetFlags(fs *flag.FlagSet) fleetFlags {
 		window:  fs.Duration("fleet-window", 10*time.Millisecond, "with --fleet: the cars' window_period, the window stream's window, 1ms to 10s"),
 		rollAge: fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
 		engine:  fs.String("engine", fleet.EngineMosquitto, "with --fleet: the cloud tier, mosquitto (one broker) or nats (a NATS cluster from deploy/nats, run from the repository: nats-server is built from its module; deploy/README.md)"),
-		nodes:   fs.Int("nodes", natscluster.DefaultNodes, "with --engine nats: the cluster's `N` nodes, 1 to 9 (3 for the stream's R3)"),
+		nodes:   fs.Int("nodes", natscluster.DefaultNodes, "with --engine nats: the cluster's `N` nodes, 3 (the stream's replicas, R3) to 9"),
 		killNode: fs.String("kill-node", "", "with --engine nats: SIGKILL node `I` (1 to --nodes, or leader: the stream's) a third into the measured window and start it again "+
 			fleetKillDown.String()+" later; no car connects to it"),
 	}
@@ -110,8 +110,8 @@ func checkEngineFlags(fs *flag.FlagSet, f fleetFlags) error {
 	default:
 		return badFlag("bench", "engine", *f.engine, fleet.EngineMosquitto+" or "+fleet.EngineNATS)
 	}
-	if *f.nodes < 1 || *f.nodes > 9 {
-		return badFlag("bench", "nodes", fmt.Sprint(*f.nodes), "1 to 9")
+	if *f.nodes < natscluster.DefaultNodes || *f.nodes > 9 {
+		return badFlag("bench", "nodes", fmt.Sprint(*f.nodes), fmt.Sprintf("%d (the stream's replicas) to 9", natscluster.DefaultNodes))
 	}
 	if _, _, err := killNode(*f.killNode, *f.nodes); err != nil {
 		return err
@@ -125,14 +125,11 @@ func killNode(v string, nodes int) (node int, leader bool, err error) {
 	case "":
 		return 0, false, nil
 	case "leader":
-		if nodes < 2 {
-			return 0, false, badFlag("bench", "kill-node", v, "a cluster of 2 or more nodes")
-		}
 		return 0, true, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 1 || n > nodes || nodes < 2 {
-		return 0, false, badFlag("bench", "kill-node", v, fmt.Sprintf("leader or a node, 1 to %d, of 2 or more", nodes))
+	if err != nil || n < 1 || n > nodes {
+		return 0, false, badFlag("bench", "kill-node", v, fmt.Sprintf("leader or a node, 1 to %d", nodes))
 	}
 	return n, false, nil
 }
