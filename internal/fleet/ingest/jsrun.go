@@ -150,7 +150,8 @@ var ackBody = []byte("+ACK")
 var errPartitionMoved = errors.New("a partition moved to another instance")
 
 // verify is the core's check before a manifest: every partition the
-// commit holds messages of (taken) is still pinned to this instance,
+// commit holds messages of (taken) is still pinned to this instance, or
+// to none,
 // and it returns the consumers' acknowledgement floors (0 where not
 // asked).
 func (s *jsSource) verify(taken []bool) ([]uint64, error) {
@@ -178,7 +179,10 @@ func (s *jsSource) verify(taken []bool) ([]uint64, error) {
 				pinned = g.PinnedClientID
 			}
 		}
-		if mine := p.pinNow(); pinned != mine {
+		// No pin is as good as the instance's own: a pin is given with
+		// a delivery, so none was made to another since (the last
+		// commit stops consuming first, and may outlast PinnedTTL).
+		if mine := p.pinNow(); pinned != mine && pinned != "" {
 			return nil, fmt.Errorf("%w: %s is pinned to %q, this instance's pin was %q", errPartitionMoved, consumerName(s.group, p.k), pinned, mine)
 		}
 	}
