@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/internal/lab/mosquitto"
 	"github.com/yukart/candec/internal/lab/natscluster"
 	"github.com/yukart/candec/mqttclient"
@@ -54,6 +55,9 @@ type NodeUsage struct {
 type cloud interface {
 	// carSettings returns where and how car i connects.
 	carSettings(i int, c *Car) (mqttclient.Settings, error)
+	// redial returns how car i connects again after its connection was
+	// lost, nil where the run ends instead.
+	redial(i int) func(ctx context.Context, attempt int) (*mqttsub.Client, error)
 	// ingestArgs returns `candec ingest`'s flags of the connection,
 	// and its topic filters.
 	ingestArgs() ([]string, error)
@@ -84,6 +88,8 @@ func (m *mosquittoCloud) carSettings(_ int, c *Car) (mqttclient.Settings, error)
 	return mqttclient.Settings{Broker: m.b.URL, ClientID: c.ID}, nil
 }
 
+func (m *mosquittoCloud) redial(int) func(context.Context, int) (*mqttsub.Client, error) { return nil }
+
 func (m *mosquittoCloud) ingestArgs() ([]string, error) {
 	return []string{"--broker", m.b.URL, "--group", Group, "fleet/+/yukart/window"}, nil
 }
@@ -100,6 +106,7 @@ type natsCloud struct {
 	admin  jetstream.JetStream // the operator's connection, for the lag
 	victim int                 // the node to kill, -1 for none
 	alive  []int               // the nodes the cars connect to
+	cars   []Car
 }
 
 func startNATS(ctx context.Context, cfg NATSConfig, dir string, cars []Car, log io.Writer) (*natsCloud, error) {
@@ -115,7 +122,7 @@ func startNATS(ctx context.Context, cfg NATSConfig, dir string, cars []Car, log 
 	for _, n := range c.Nodes {
 		fmt.Fprintf(log, "fleet: %s %s, MQTT %s (PID %d)\n", n.Name, n.ClientURL, n.MQTTURL, n.PID())
 	}
-	nc := &natsCloud{c: c, cfg: cfg, victim: cfg.KillNode - 1}
+	nc := &natsCloud{c: c, cfg: cfg, victim: cfg.KillNode - 1, cars: cars}
 	if cfg.KillLeader {
 		leader := c.StreamLeader(ctx)
 		nc.victim = slices.IndexFunc(c.Nodes, func(n *natscluster.Node) bool { return n.Name == leader })
@@ -141,6 +148,22 @@ func (n *natsCloud) carSettings(i int, c *Car) (mqttclient.Settings, error) {
 	}
 	return mqttclient.Settings{Broker: n.c.Nodes[n.alive[i%len(n.alive)]].MQTTURL, ClientID: c.ID,
 		CAFile: n.c.CAFile, CertFile: cert, KeyFile: key}, nil
+}
+
+// redial connects car i again to the next node, as its bridge goes on
+// to its next address: nats-server closes a car's connection when it
+// cannot store its QoS 1 message in time (a node of the MQTT stream
+// died), on any node.
+func (n *natsCloud) redial(i int) func(context.Context, int) (*mqttsub.Client, error) {
+	return func(ctx context.Context, attempt int) (*mqttsub.Client, error) {
+		s, err := n.carSettings(i+attempt, &n.cars[i])
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return mqttsub.Dial(ctx, s, func(_, _ []byte, _ int64) {})
+	}
 }
 
 func (n *natsCloud) ingestArgs() ([]string, error) {

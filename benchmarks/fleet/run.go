@@ -12,11 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/benchmarks/procstat"
 	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/internal/lab/latency"
-	"github.com/yukart/candec/mqttclient"
 )
 
 // BrokerConfig is the fleet broker's configuration beyond a plain
@@ -103,6 +101,9 @@ type Result struct {
 	// (NATSConfig.KillNode), and KillDown how long it was down.
 	KilledNode string        `json:"killed_node,omitempty"`
 	KillDown   time.Duration `json:"kill_down_ns,omitempty"`
+	// Resent are the windows the cars sent again after their connection
+	// was lost and made again (NATS), as their bridges would.
+	Resent int `json:"resent,omitempty"`
 }
 
 // ValuesPerCoreSecond returns the values the ingests took in the window
@@ -207,7 +208,7 @@ func (r *run) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		c, err := dialCar(ctx, s, &cfg.Cars[i])
+		c, err := dialCar(ctx, s, &cfg.Cars[i], cl.redial(i))
 		if err != nil {
 			return err
 		}
@@ -259,7 +260,11 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 	for _, c := range r.cars {
 		res.PublishLate = max(res.PublishLate, c.late)
 	}
-	if err := r.drain(ctx, res); err != nil {
+	err = r.drain(ctx, res)
+	for _, c := range r.cars {
+		res.Resent += c.resent
+	}
+	if err != nil {
 		return nil, err
 	}
 	return res, r.count(res)
@@ -351,6 +356,9 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for _, c := range r.cars {
 		for c.waiting() > 0 {
+			if err := c.resendIfGone(ctx); err != nil {
+				return err
+			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("fleet: car %s: %d publishes unacknowledged after the drive", c.c.ID, c.waiting())
 			}
@@ -401,46 +409,6 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 		return ctx.Err()
 	}
 }
-
-// car is one car's connection to the broker.
-type car struct {
-	c     *Car
-	conn  *mqttsub.Client
-	topic string
-	late  time.Duration // the most a publish came after its window's end
-}
-
-func dialCar(ctx context.Context, s mqttclient.Settings, c *Car) (*car, error) {
-	conn, err := mqttsub.Dial(ctx, s, func(_, _ []byte, _ int64) {})
-	if err != nil {
-		return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
-	}
-	return &car{c: c, conn: conn, topic: "fleet/" + c.ID + "/yukart/window"}, nil
-}
-
-// drive publishes each window when it is due.
-func (c *car) drive(ctx context.Context, start time.Time) error {
-	for i := range c.c.Windows {
-		w := &c.c.Windows[i]
-		if err := sleepUntil(ctx, start.Add(w.At)); err != nil {
-			return err
-		}
-		if err := c.conn.Publish1(c.topic, w.Payload); err != nil {
-			return fmt.Errorf("fleet: car %s: window %d: %w", c.c.ID, w.Seq, err)
-		}
-		if late := time.Since(start.Add(w.At)); late > c.late {
-			c.late = late
-		}
-	}
-	return nil
-}
-
-func (c *car) waiting() int {
-	n, _ := c.conn.Unacked()
-	return n
-}
-
-func (c *car) close() { _ = c.conn.Close() }
 
 // count reads the lake's commit record: the windows committed, once or
 // more, against those published, and when each commit was made.
