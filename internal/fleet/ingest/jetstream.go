@@ -183,7 +183,9 @@ func (in *Ingest) connectJetStream(ctx context.Context) (*jsSource, error) {
 		nats.DisconnectErrHandler(func(*nats.Conn, error) { s.gen.Add(1) }),
 		nats.ReconnectHandler(func(*nats.Conn) { s.gen.Add(1) }),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
-			s.gen.Add(1) // a slow consumer drops messages: no delivery follows
+			if errors.Is(err, nats.ErrSlowConsumer) {
+				s.gen.Add(1) // messages were dropped: no delivery follows
+			}
 			in.cfg.Log.Warn("NATS", "err", err)
 		})}
 	if c := cfg.Conn; c.CAFile != "" {
@@ -279,12 +281,17 @@ func (s *jsSource) receive(p *jsPart, m jetstream.Msg) {
 	}
 	pin := m.Headers().Get(pinIDHeader)
 	gen := s.gen.Load()
+	// The delivery follows the instance's last one of the partition:
+	// nothing was delivered to anyone between. A new pin that follows
+	// is the instance's own pin renewed (it had not asked for
+	// PinnedTTL, as during a long commit): no other instance was sent
+	// anything meanwhile.
+	follow := gen == p.gen && p.lastD > 0 && md.Sequence.Consumer == p.lastD+1
 	p.mu.Lock()
-	newPin := pin != p.pin
+	newPin := pin != p.pin && !follow
 	p.pin = pin
 	p.mu.Unlock()
-	pos := streamPos{part: p.k, seq: md.Sequence.Stream, first: md.NumDelivered == 1, newPin: newPin,
-		follow: !newPin && gen == p.gen && p.lastD > 0 && md.Sequence.Consumer == p.lastD+1}
+	pos := streamPos{part: p.k, seq: md.Sequence.Stream, first: md.NumDelivered == 1, newPin: newPin, follow: follow}
 	p.lastD, p.gen = md.Sequence.Consumer, gen
 	ref := ackRef{reply: m.Reply()}
 	topic, ok := topicOfSubject(m.Subject())
@@ -300,10 +307,13 @@ func (s *jsSource) consume(p *jsPart) error {
 	cc, err := p.cons.Consume(func(m jetstream.Msg) { s.receive(p, m) },
 		jetstream.PullPriorityGroup(s.group), jetstream.PullExpiry(exp),
 		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			s.gen.Add(1) // what was missed is sent again: no delivery follows
-			if !errors.Is(err, jetstream.ErrPinIDMismatch) {
-				s.in.cfg.Log.Debug("consume", "partition", p.k, "err", err)
+			// A pull's status (a pin that ended, a heartbeat missed) loses
+			// no delivery; the connection's losses and a slow consumer's
+			// drops are counted by the connection's handlers.
+			if errors.Is(err, nats.ErrSlowConsumer) {
+				s.gen.Add(1)
 			}
+			s.in.cfg.Log.Debug("consume", "partition", p.k, "err", err)
 		}))
 	if err != nil {
 		return fmt.Errorf("ingest: consume %s: %w", consumerName(s.group, p.k), err)

@@ -54,7 +54,9 @@ func jsPathOnce(b *testing.B, cars, windows, instances int) {
 	var rs []*running
 	for i := range instances {
 		cfg := jsConfig(b, f, fmt.Sprintf("i%d", i), dir)
-		cfg.RollAge, cfg.JetStream.AckWait = time.Minute, 0
+		// The defaults: a 50,000-message commit may outlast the test's
+		// 2 s pins.
+		cfg.RollAge, cfg.JetStream.AckWait, cfg.JetStream.PinnedTTL = time.Minute, 0, 0
 		rs = append(rs, startIngest(b, cfg))
 	}
 	total := uint64(cars * windows)
@@ -63,6 +65,11 @@ func jsPathOnce(b *testing.B, cars, windows, instances int) {
 		taken = 0
 		for _, r := range rs {
 			taken += r.in.Counters().Windows
+			select {
+			case <-r.done:
+				b.Fatalf("an instance stopped: %v", r.err)
+			default:
+			}
 		}
 		if time.Now().After(deadline) {
 			b.Fatalf("%d of %d windows in 10 minutes", taken, total)
