@@ -90,4 +90,5 @@ func writeNATS(w io.Writer, r *Result, pct func(time.Duration) float64) {
 	}
 	fmt.Fprintf(w, "  %-34s %12d windows held at the end (%d not yet delivered), at most %d\n", "stream lag", r.StreamLag, r.StreamPending, r.StreamLagMax)
 	fmt.Fprintf(w, "  %-34s %12d windows (unacknowledged when a car's connection was lost)\n", "sent again by the cars", r.Resent)
+	fmt.Fprintf(w, "  %-34s %12d messages, unacknowledged once the ingests stopped\n", "left in the stream", r.StreamLeft)
 }

@@ -104,6 +104,11 @@ type Result struct {
 	// Resent are the windows the cars sent again after their connection
 	// was lost and made again (NATS), as their bridges would.
 	Resent int `json:"resent,omitempty"`
+	// StreamLeft are the messages the stream still held once the ingests
+	// had stopped (NATS): not acknowledged, so an ingest that starts
+	// takes them again (and skips those committed already); the lake's
+	// record, not this, says what was lost.
+	StreamLeft uint64 `json:"stream_left,omitempty"`
 }
 
 // ValuesPerCoreSecond returns the values the ingests took in the window
@@ -367,23 +372,8 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 			}
 		}
 	}
-	var last float64
-	for stable := 0; stable < 20 && time.Now().Before(deadline); {
-		v, err := r.sum(ctx, metricWindows)
-		if err != nil {
-			return err
-		}
-		if v >= float64(res.PublishedWindows) {
-			break
-		}
-		if v == last {
-			stable++
-		} else {
-			stable, last = 0, v
-		}
-		if err := sleepUntil(ctx, time.Now().Add(100*time.Millisecond)); err != nil {
-			return err
-		}
+	if err := r.waitTaken(ctx, res, deadline); err != nil {
+		return err
 	}
 	var errs []error
 	for _, in := range r.ingests {
@@ -391,7 +381,55 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 			errs = append(errs, fmt.Errorf("fleet: %s: %w (%s)", in.p.Name, err, stack.Tail(in.p.Log, 3)))
 		}
 	}
+	if n, ok := r.cloud.(*natsCloud); ok {
+		try, cancel := context.WithTimeout(ctx, 10*time.Second)
+		l, err := n.lag(try)
+		cancel()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		res.StreamLeft = l.held
+	}
 	return errors.Join(errs...)
+}
+
+// waitTaken waits until the ingests have taken every window published,
+// or their count stands still for 2 s (a window lost on the way), or
+// deadline. On NATS the stream says what is still to come: while it
+// holds windows not yet delivered to an ingest, a count standing still
+// is a slow ingest, and the wait goes on, up to three minutes.
+func (r *run) waitTaken(ctx context.Context, res *Result, deadline time.Time) error {
+	n, nats := r.cloud.(*natsCloud)
+	if nats {
+		deadline = time.Now().Add(3 * time.Minute)
+	}
+	var last float64
+	for stable := 0; stable < 20 && time.Now().Before(deadline); {
+		v, err := r.sum(ctx, metricWindows)
+		if err != nil {
+			return err
+		}
+		if v >= float64(res.PublishedWindows) {
+			return nil
+		}
+		if v == last {
+			stable++
+		} else {
+			stable, last = 0, v
+		}
+		if nats && stable > 0 {
+			try, cancel := context.WithTimeout(ctx, 5*time.Second)
+			l, err := n.lag(try)
+			cancel()
+			if err != nil || l.pending > 0 {
+				stable = 0
+			}
+		}
+		if err := sleepUntil(ctx, time.Now().Add(100*time.Millisecond)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sleepUntil sleeps until t or ctx ends.
