@@ -321,6 +321,7 @@ func (s *jsSource) consume(p *jsPart) error {
 	p.mu.Lock()
 	p.cc = cc
 	p.mu.Unlock()
+	s.in.core.m.partitions.Inc()
 	s.in.cfg.Log.Info("consuming a partition", "consumer", consumerName(s.group, p.k))
 	return nil
 }
@@ -335,6 +336,7 @@ func (s *jsSource) stop(p *jsPart) bool {
 	if cc == nil {
 		return false
 	}
+	s.in.core.m.partitions.Dec()
 	cc.Stop()
 	select {
 	case <-cc.Closed():

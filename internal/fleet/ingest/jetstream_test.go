@@ -252,6 +252,9 @@ func TestJetStreamBadInput(t *testing.T) {
 	car.publish(t, "fleet/kart10/yukart/window", wins[:50], false)
 	car.publish(t, "fleet/kart10/yukart/status", wins[:1], false)
 	r.waitFor(t, "every message", func(c Counters) bool { return c.Messages == 55 })
+	if got := gathered(t, reg, "candec_ingest_partitions", "", ""); got != DefaultPartitions {
+		t.Errorf("candec_ingest_partitions %v, want every partition (%d) for an instance alone", got, DefaultPartitions)
+	}
 	r.stop()
 	if r.err != nil {
 		t.Fatal(r.err)
