@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/internal/lab/natscluster"
 	"github.com/yukart/candec/internal/testkit/natstest"
 )
@@ -60,6 +59,11 @@ func TestNATSFleetACL(t *testing.T) {
 	mustPublish(t, thief, "fleet/kart01/yukart/window", "spoof")
 	_ = thief.Close()
 	mustPublish(t, kart02, "fleet/kart02/yukart/window", "after")
+	// A window a car left retained is one message of the stream like any
+	// other (nats-server keeps the retained copy in $MQTT_rmsgs): no
+	// reader is sent it again, and the retain flag does not reach the
+	// stream.
+	natstest.PublishRetained(t, c, 1, "kart02", "fleet/kart02/yukart/window", []byte("retained"))
 	carSubscribes(t, c)
 	carSpeaksNATS(t, c)
 	if m, err := heard.NextMsg(10 * time.Second); err != nil || string(m.Data) != "ingest1" {
@@ -71,11 +75,11 @@ func TestNATSFleetACL(t *testing.T) {
 	strangers(t, c)
 	ingestReads(ctx, t, c, []string{
 		"p.*.fleet.kart02.yukart.window own", "p.*.fleet.kart01.yukart.window kart01's",
-		"p.*.fleet.kart02.yukart.window after"})
+		"p.*.fleet.kart02.yukart.window after", "p.*.fleet.kart02.yukart.window retained"})
 }
 
 // mustPublish publishes at QoS 1 and waits for every PUBACK of car.
-func mustPublish(t *testing.T, car *mqttsub.Client, topic, payload string) {
+func mustPublish(t *testing.T, car *natstest.Client, topic, payload string) {
 	t.Helper()
 	if err := car.Publish1(topic, []byte(payload)); err != nil {
 		t.Fatalf("publish on %s: %v", topic, err)
@@ -105,7 +109,7 @@ func carSubscribes(t *testing.T, c *natscluster.Cluster) {
 		err = sub.Subscribe(ctx, filter)
 		cancel()
 		_ = sub.Close()
-		if !errors.Is(err, mqttsub.ErrRefused) {
+		if !errors.Is(err, natstest.ErrRefused) {
 			t.Errorf("kart02 subscribing to %s: %v, want refused", filter, err)
 		}
 	}
@@ -174,6 +178,11 @@ func ingestReads(ctx context.Context, t *testing.T, c *natscluster.Cluster, want
 			n++
 			p := strings.SplitN(m.Subject(), ".", 3)
 			got = append(got, p[0]+".*."+p[2]+" "+string(m.Data()))
+			// What the ingest learns of a message beside its subject: its
+			// QoS, nothing of a retain flag.
+			if h := m.Headers(); len(h) != 1 || h.Get("Nmqtt-Pub") != "1" {
+				t.Errorf("%s %q: headers %v, want Nmqtt-Pub: 1 only", m.Subject(), m.Data(), h)
+			}
 			if err := m.Ack(); err != nil {
 				t.Fatal(err)
 			}

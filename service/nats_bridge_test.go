@@ -11,7 +11,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/internal/lab/mosquitto"
 	"github.com/yukart/candec/internal/lab/natscluster"
 	"github.com/yukart/candec/internal/testkit/brokertest"
@@ -138,16 +137,9 @@ func startBridgedCar(t *testing.T, c *natscluster.Cluster, id string) *mosquitto
 
 // carPublisher connects to the car's broker as candec would publish
 // its windows there.
-func carPublisher(t *testing.T, car *mosquitto.Process) *mqttsub.Client {
+func carPublisher(t *testing.T, car *mosquitto.Process) *natstest.Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	pub, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: car.URL, ClientID: "candec"}, func(_, _ []byte, _ int64) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pub.Close() })
-	return pub
+	return natstest.Dial(t, mqttclient.Settings{Broker: car.URL, ClientID: "candec"})
 }
 
 // streamPayloads reads the fleet's stream as the ingest until it has

@@ -130,12 +130,41 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Nodes < 1 || o.Nodes > 9 {
 		return nil, fmt.Errorf("natscluster: %d nodes, want 1 to 9", o.Nodes)
 	}
+	ctx, cancel := readyContext(ctx)
+	defer cancel()
+	var c *Cluster
+	for try := 1; ; try++ {
+		var err error
+		if c, err = startOnce(ctx, o, try); err == nil {
+			break
+		} else if try == startTries || !errors.Is(err, errPortTaken) {
+			return nil, err
+		}
+	}
+	if !o.NoStream {
+		if err := c.createStream(ctx); err != nil {
+			c.Stop()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// startTries is how many sets of free ports Start tries: a port free a
+// moment ago can be taken by another program before a node binds it.
+const startTries = 3
+
+// errPortTaken: a node could not bind one of its ports.
+var errPortTaken = errors.New("natscluster: a port was taken")
+
+// startOnce starts the nodes on free ports, in a directory of their own
+// (try), and waits for their meta leader.
+func startOnce(ctx context.Context, o Options, try int) (*Cluster, error) {
+	o.Dir = filepath.Join(o.Dir, fmt.Sprintf("try%d", try))
 	c, err := prepare(o, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := readyContext(ctx)
-	defer cancel()
 	for _, n := range c.Nodes {
 		if err := c.startNode(n); err != nil {
 			c.Stop()
@@ -144,13 +173,12 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	if err := c.waitMetaLeader(ctx); err != nil {
 		c.Stop()
-		return nil, err
-	}
-	if !o.NoStream {
-		if err := c.createStream(ctx); err != nil {
-			c.Stop()
-			return nil, err
+		for _, n := range c.Nodes {
+			if strings.Contains(LogTail(n.Log, 20), "address already in use") {
+				return nil, fmt.Errorf("%w: %w", errPortTaken, err)
+			}
 		}
+		return nil, err
 	}
 	return c, nil
 }
@@ -169,6 +197,10 @@ func prepare(o Options, now time.Time) (*Cluster, error) {
 	stream, err := ReadStream(o.ConfigDir)
 	if err != nil {
 		return nil, err
+	}
+	if stream.Replicas > o.Nodes {
+		return nil, fmt.Errorf("natscluster: %s's stream %s has %d replicas: it needs as many nodes, not %d",
+			StreamFile, stream.Name, stream.Replicas, o.Nodes)
 	}
 	if err := copyConfig(o); err != nil {
 		return nil, err

@@ -118,7 +118,7 @@ func TestDeployEnv(t *testing.T) {
 			t.Errorf("%s sets %q, fleet.conf reads %q", name, got, want)
 		}
 	}
-	c, err := prepare(Options{ConfigDir: dir, Dir: t.TempDir(), Nodes: 1}, time.Now())
+	c, err := prepare(Options{ConfigDir: dir, Dir: t.TempDir(), Nodes: DefaultNodes}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package natstest
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/internal/lab/natscluster"
 	"github.com/yukart/candec/mqttclient"
+	"github.com/yukart/candec/mqttclient/wire"
 )
 
 // RequireEnv names the environment variable that turns a nats-server
@@ -122,4 +124,61 @@ func DialCar(c *natscluster.Cluster, i int, identity, clientID string) (*mqttsub
 	defer cancel()
 	return mqttsub.Dial(ctx, mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: clientID,
 		CAFile: c.CAFile, CertFile: cert, KeyFile: key}, func(_, _ []byte, _ int64) {})
+}
+
+// Client is the MQTT 3.1.1 client Car and DialCar return (a car's
+// bridge speaks 3.1.1, as nats-server does).
+type Client = mqttsub.Client
+
+// ErrRefused: a SUBSCRIBE (or CONNECT) the server refused.
+var ErrRefused = mqttsub.ErrRefused
+
+// Dial connects an MQTT 3.1.1 client with s (a car's own mosquitto, for
+// one), and closes it when the test ends.
+func Dial(t testing.TB, s mqttclient.Settings) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := mqttsub.Dial(ctx, s, func(_, _ []byte, _ int64) {})
+	if err != nil {
+		t.Fatalf("natstest: %s: %v", s.Broker, err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// PublishRetained connects to node i's MQTT listener as car id, sends
+// one retained QoS 1 PUBLISH of payload on topic, and returns once it
+// is acknowledged (what a bridge's notifications do; mqttsub sends no
+// retained message).
+func PublishRetained(t testing.TB, c *natscluster.Cluster, i int, id, topic string, payload []byte) {
+	t.Helper()
+	cert, key, err := c.Identity(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: id + "-retain", CAFile: c.CAFile, CertFile: cert, KeyFile: key}
+	conn, err := s.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	pub := wire.AppendPublishV311(nil, topic, 1, 1, payload)
+	pub[0] |= 1 // RETAIN
+	if _, err := conn.Write(append(wire.AppendConnectV311(nil, s.ClientID, "", "", time.Minute), pub...)); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	var buf []byte
+	for _, want := range []byte{wire.Connack, wire.Puback} {
+		typ, body, err := wire.ReadPacket(r, &buf, 1<<10)
+		if err != nil || typ>>4 != want {
+			t.Fatalf("natstest: retained publish on %s: packet %d (%x), %v; want %d", topic, typ, body, err, want)
+		}
+	}
 }
