@@ -291,7 +291,7 @@ func (s *jsSource) receive(p *jsPart, m jetstream.Msg) {
 	newPin := pin != p.pin && !follow
 	p.pin = pin
 	p.mu.Unlock()
-	pos := streamPos{part: p.k, seq: md.Sequence.Stream, first: md.NumDelivered == 1, newPin: newPin, follow: follow}
+	pos := streamPos{part: p.k, seq: md.Sequence.Stream, first: md.NumDelivered == 1, newPin: newPin, follow: follow, stored: md.Timestamp}
 	p.lastD, p.gen = md.Sequence.Consumer, gen
 	ref := ackRef{reply: m.Reply()}
 	topic, ok := topicOfSubject(m.Subject())
