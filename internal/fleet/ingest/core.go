@@ -83,11 +83,12 @@ type core struct {
 	m         *metrics
 	ack       func([]ackRef) int // sends the acknowledgements of a commit, returns how many it sent
 	// streams is the partitions' record of a JetStream source (nil for
-	// MQTT); verify, set with it, checks before a manifest that the
-	// partitions taken (by index) are still the instance's, and returns
-	// their consumers' acknowledgement floors.
+	// MQTT); verify, set with it, checks before a manifest that no
+	// partition's messages taken can have been sent to another instance
+	// (oldest, by index: the earliest a message taken was stored, zero
+	// for none taken), and returns the consumers' acknowledgement floors.
 	streams *streamRecord
-	verify  func(taken []bool) ([]uint64, error)
+	verify  func(oldest []time.Time) ([]uint64, error)
 
 	mu            sync.Mutex
 	vehicles      map[string]*vehicle

@@ -3,6 +3,7 @@ package ingest
 import (
 	"fmt"
 	"path"
+	"time"
 )
 
 // handleStream takes one JetStream message in: a message of its
@@ -66,17 +67,19 @@ func (c *core) adopt(p *partSeqs) error {
 	return nil
 }
 
-// streamsCommitted checks, before commit n's manifest, that the
-// partitions it holds messages of are still the instance's (verify),
+// streamsCommitted checks, before commit n's manifest, that none of
+// the messages it holds can have gone to another instance (verify),
 // then records them committed, with their consumers' floors.
 func (c *core) streamsCommitted(n uint64) ([]manifestStream, error) {
-	taken := make([]bool, len(c.streams.parts))
+	oldest := make([]time.Time, len(c.streams.parts))
 	for i := range c.streams.parts {
-		taken[i] = len(c.streams.parts[i].pend.Ranges()) > 0
+		if p := &c.streams.parts[i]; len(p.pend.Ranges()) > 0 {
+			oldest[i] = p.oldest
+		}
 	}
-	floors := make([]uint64, len(taken))
+	floors := make([]uint64, len(oldest))
 	if c.verify != nil {
-		f, err := c.verify(taken)
+		f, err := c.verify(oldest)
 		if err != nil {
 			c.takenOver.Store(true)
 			c.c.Takeovers++

@@ -291,7 +291,7 @@ func (s *jsSource) receive(p *jsPart, m jetstream.Msg) {
 	newPin := pin != p.pin && !follow
 	p.pin = pin
 	p.mu.Unlock()
-	pos := streamPos{part: p.k, seq: md.Sequence.Stream, first: md.NumDelivered == 1, newPin: newPin, follow: follow}
+	pos := streamPos{part: p.k, seq: md.Sequence.Stream, first: md.NumDelivered == 1, newPin: newPin, follow: follow, stored: md.Timestamp}
 	p.lastD, p.gen = md.Sequence.Consumer, gen
 	ref := ackRef{reply: m.Reply()}
 	topic, ok := topicOfSubject(m.Subject())
@@ -321,6 +321,7 @@ func (s *jsSource) consume(p *jsPart) error {
 	p.mu.Lock()
 	p.cc = cc
 	p.mu.Unlock()
+	s.in.core.m.partitions.Inc()
 	s.in.cfg.Log.Info("consuming a partition", "consumer", consumerName(s.group, p.k))
 	return nil
 }
@@ -335,6 +336,7 @@ func (s *jsSource) stop(p *jsPart) bool {
 	if cc == nil {
 		return false
 	}
+	s.in.core.m.partitions.Dec()
 	cc.Stop()
 	select {
 	case <-cc.Closed():

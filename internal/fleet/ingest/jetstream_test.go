@@ -252,6 +252,9 @@ func TestJetStreamBadInput(t *testing.T) {
 	car.publish(t, "fleet/kart10/yukart/window", wins[:50], false)
 	car.publish(t, "fleet/kart10/yukart/status", wins[:1], false)
 	r.waitFor(t, "every message", func(c Counters) bool { return c.Messages == 55 })
+	if got := gathered(t, reg, "candec_ingest_partitions", "", ""); got != DefaultPartitions {
+		t.Errorf("candec_ingest_partitions %v, want every partition (%d) for an instance alone", got, DefaultPartitions)
+	}
 	r.stop()
 	if r.err != nil {
 		t.Fatal(r.err)
@@ -284,4 +287,56 @@ func TestJetStreamBadInput(t *testing.T) {
 	if ok, why := consumersDone(t, f, DefaultJetStreamGroup); !ok {
 		t.Error(why)
 	}
+}
+
+// TestJetStreamHandover: an instance alone consumes every partition
+// while the cars publish; a second joins, and the first hands it its
+// share (stops, commits, unpins) without a window lost or written
+// twice.
+func TestJetStreamHandover(t *testing.T) {
+	cars := []string{"kart01", "kart02", "kart03", "kart04", "kart05", "kart06", "kart07", "kart08"}
+	f := startJS(t, cars...)
+	wins := carWindows(t, envelope.JSON)[:600]
+	dir := t.TempDir()
+	a := startIngest(t, jsConfig(t, f, "a", dir))
+	var wg sync.WaitGroup
+	for _, id := range cars {
+		c := f.car(t, id)
+		wg.Go(func() {
+			for i := 0; i < len(wins); i += 20 {
+				c.publish(t, "fleet/"+id+"/yukart/window", wins[i:i+20], false)
+				time.Sleep(100 * time.Millisecond)
+			}
+		})
+	}
+	a.waitFor(t, "windows of every car", func(c Counters) bool { return len(c.Vehicles) == len(cars) })
+	b := startIngest(t, jsConfig(t, f, "b", dir))
+	wg.Wait()
+	total := len(cars) * len(wins)
+	for deadline := time.Now().Add(90 * time.Second); len(windowsCommitted(manifests(t, dir))) < total && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	b.stop()
+	a.stop()
+	if a.err != nil || b.err != nil {
+		t.Fatalf("a: %v; b: %v", a.err, b.err)
+	}
+	n := windowsCommitted(manifests(t, dir))
+	for w, k := range n {
+		if k > 1 {
+			t.Errorf("window %v committed %d times", w, k)
+		}
+	}
+	ca, cb := a.in.Counters(), b.in.Counters()
+	if len(n) != total || cb.Windows == 0 {
+		t.Fatalf("%d of %d windows committed; b took %d", len(n), total, cb.Windows)
+	}
+	t.Logf("a: %d windows of %d cars; b: %d windows of %d cars", ca.Windows, len(ca.Vehicles), cb.Windows, len(cb.Vehicles))
+	want := map[cell][]float64{}
+	for _, id := range cars {
+		for k, v := range published(t, id, wins) {
+			want[k] = v
+		}
+	}
+	sameCells(t, lakeCells(t, dir), want)
 }

@@ -149,28 +149,34 @@ var ackBody = []byte("+ACK")
 // pinned to another instance now.
 var errPartitionMoved = errors.New("a partition moved to another instance")
 
-// verify is the core's check before a manifest: every partition the
-// commit holds messages of (taken) is still pinned to this instance, or
-// to none,
-// and it returns the consumers' acknowledgement floors (0 where not
-// asked).
-func (s *jsSource) verify(taken []bool) ([]uint64, error) {
+// verify is the core's check before a manifest that no message the
+// commit holds can have been sent to another instance: a message goes
+// to another only once --ack-wait has passed since it was sent here,
+// and only to the partition's pin. So each partition whose messages the
+// commit holds (oldest not zero) must be pinned to this instance, or to
+// none (a pin is given with a delivery: none means nobody was sent
+// anything since), or its messages must all have been stored within
+// half the ack wait (the partition is being handed over to an instance
+// that waited for it). It returns the consumers' acknowledgement floors
+// (0 where not asked).
+func (s *jsSource) verify(oldest []time.Time) ([]uint64, error) {
 	floors := make([]uint64, len(s.parts))
 	for _, p := range s.parts {
-		if !taken[p.k] && !p.consuming() {
+		taken := !oldest[p.k].IsZero()
+		if !taken && !p.consuming() {
 			continue
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), WriteTimeout)
 		info, err := p.cons.Info(ctx)
 		cancel()
 		if err != nil {
-			if taken[p.k] {
+			if taken {
 				return nil, fmt.Errorf("ingest: %s: %w", consumerName(s.group, p.k), err)
 			}
 			continue
 		}
 		floors[p.k] = info.AckFloor.Stream
-		if !taken[p.k] {
+		if !taken {
 			continue
 		}
 		pinned := ""
@@ -179,11 +185,10 @@ func (s *jsSource) verify(taken []bool) ([]uint64, error) {
 				pinned = g.PinnedClientID
 			}
 		}
-		// No pin is as good as the instance's own: a pin is given with
-		// a delivery, so none was made to another since (the last
-		// commit stops consuming first, and may outlast PinnedTTL).
-		if mine := p.pinNow(); pinned != mine && pinned != "" {
-			return nil, fmt.Errorf("%w: %s is pinned to %q, this instance's pin was %q", errPartitionMoved, consumerName(s.group, p.k), pinned, mine)
+		age := s.in.cfg.Now().Sub(oldest[p.k])
+		if mine := p.pinNow(); pinned != mine && pinned != "" && age >= s.cfg.AckWait/2 {
+			return nil, fmt.Errorf("%w: %s is pinned to %q, this instance's pin was %q, and the oldest message it holds of it was stored %v ago",
+				errPartitionMoved, consumerName(s.group, p.k), pinned, mine, age.Round(time.Millisecond))
 		}
 	}
 	return floors, nil

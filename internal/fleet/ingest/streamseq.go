@@ -3,6 +3,7 @@ package ingest
 import (
 	"cmp"
 	"slices"
+	"time"
 )
 
 // maxPartitionRanges bounds the ranges of stream sequences an instance
@@ -24,6 +25,7 @@ type streamPos struct {
 	seq           uint64
 	first, follow bool
 	newPin        bool
+	stored        time.Time // when the stream stored the message: before any delivery of it
 }
 
 // partSeqs is one partition's record: every message at or below floor
@@ -36,11 +38,12 @@ type streamPos struct {
 type partSeqs struct {
 	consumer string
 	floor    uint64
-	done     seqSet // committed, above floor
-	pend     seqSet // taken since the last commit
-	runLast  uint64 // the last first delivery of the current run, 0 for none
-	last     uint64 // the commit that last added to it
-	adopted  bool   // the other instances' records read since the pin came
+	done     seqSet    // committed, above floor
+	pend     seqSet    // taken since the last commit
+	runLast  uint64    // the last first delivery of the current run, 0 for none
+	oldest   time.Time // the earliest stored of pend's messages
+	last     uint64    // the commit that last added to it
+	adopted  bool      // the other instances' records read since the pin came
 }
 
 // seen reports whether the message at seq was committed or taken.
@@ -50,6 +53,9 @@ func (p *partSeqs) seen(seq uint64) bool {
 
 // take adds the message at pos to the next commit.
 func (p *partSeqs) take(pos streamPos) {
+	if len(p.pend.Ranges()) == 0 || pos.stored.Before(p.oldest) {
+		p.oldest = pos.stored
+	}
 	switch {
 	case pos.first && pos.follow && p.runLast > 0 && p.runLast < pos.seq:
 		p.pend.AddRange(p.runLast, pos.seq)
@@ -73,7 +79,7 @@ func (p *partSeqs) committed(n, floor uint64) {
 	if len(p.pend.Ranges()) > 0 {
 		p.last = n
 	}
-	p.pend = seqSet{}
+	p.pend, p.oldest = seqSet{}, time.Time{}
 	p.raise(floor)
 }
 

@@ -102,3 +102,53 @@ func TestOwnerSpreads(t *testing.T) {
 		t.Error("a lone instance does not own every partition")
 	}
 }
+
+// natsSubjectOf is nats-server's conversion of an MQTT topic to the
+// subject it publishes on (v2.15.3, mqttToNATSSubjectConversion, for a
+// topic name: no wildcards), for FuzzTopicOfSubject: '/' separates
+// levels as '.', a '.' in a level is "//", and an empty level is "/".
+func natsSubjectOf(mt string) (string, bool) {
+	res := make([]byte, 0, len(mt)+10)
+	for i := 0; i < len(mt); i++ {
+		switch c := mt[i]; c {
+		case '/':
+			switch {
+			case i == 0 || res[len(res)-1] == '.':
+				res = append(res, '/', '.')
+			case i == len(mt)-1 || mt[i+1] == '/':
+				res = append(res, '.', '/')
+			default:
+				res = append(res, '.')
+			}
+		case ' ', '\t', '\n', '\r', '\f', 0x7f, '+', '#':
+			return "", false
+		case '.':
+			res = append(res, '/', '/')
+		default:
+			res = append(res, c)
+		}
+	}
+	if len(res) > 0 && res[len(res)-1] == '.' {
+		res = append(res, '/')
+	}
+	return string(res), true
+}
+
+// FuzzTopicOfSubject: a topic, as the server files it in partition 3,
+// comes back as it was published.
+func FuzzTopicOfSubject(f *testing.F) {
+	for _, s := range []string{"fleet/kart01/yukart/window", "fleet/../yukart/window", "fleet/a.b/yukart/window",
+		"fleet//yukart/window", "/fleet", "fleet/", "a//b", ".", "..", "/./", "a.//.b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, topic string) {
+		subject, ok := natsSubjectOf(topic)
+		if !ok || topic == "" {
+			return
+		}
+		got, ok := topicOfSubject("p.3." + subject)
+		if !ok || got != topic {
+			t.Errorf("topic %q, subject %q: back as %q, %v", topic, subject, got, ok)
+		}
+	})
+}
