@@ -26,6 +26,16 @@ type car struct {
 
 func dialCar(ctx context.Context, s mqttclient.Settings, c *Car, redial func(context.Context, int) (*mqttsub.Client, error)) (*car, error) {
 	conn, err := mqttsub.Dial(ctx, s, func(_, _ []byte, _ int64) {})
+	// Where the car can connect again (NATS), a first connection refused
+	// or closed is tried again as a bridge would: the account's first
+	// MQTT clients have the node make MQTT's own streams, which can
+	// outlast its patience on a loaded machine.
+	for attempt := 1; err != nil && redial != nil && attempt <= 50; attempt++ {
+		if serr := sleepUntil(ctx, time.Now().Add(200*time.Millisecond)); serr != nil {
+			return nil, serr
+		}
+		conn, err = redial(ctx, attempt)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
 	}

@@ -102,11 +102,23 @@ func Connect(t testing.TB, c *natscluster.Cluster, name string, opts ...nats.Opt
 // Car connects to node i's MQTT listener as car id, over TLS with the
 // car's own certificate, as its bridge would (MQTT 3.1.1), with id as
 // its client id; the connection is closed when the test ends.
+//
+// The first MQTT client of the account has the node make MQTT's own
+// streams, which on a loaded machine can outlast the node's patience
+// (it closes the connection): like a bridge, Car tries again, for up to
+// a minute.
 func Car(t testing.TB, c *natscluster.Cluster, i int, id string) *mqttsub.Client {
 	t.Helper()
-	cl, err := DialCar(c, i, id, id)
-	if err != nil {
-		t.Fatalf("natstest: car %s on %s: %v", id, c.Nodes[i].Name, err)
+	var cl *mqttsub.Client
+	var err error
+	for deadline := time.Now().Add(time.Minute); ; {
+		if cl, err = DialCar(c, i, id, id); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("natstest: car %s on %s: %v", id, c.Nodes[i].Name, err)
+		}
+		time.Sleep(200 * time.Millisecond) // a bridge's restart_timeout, shortened
 	}
 	t.Cleanup(func() { _ = cl.Close() })
 	return cl
