@@ -10,15 +10,14 @@ import (
 	"github.com/yukart/candec/internal/testkit/natstest"
 )
 
-// TestRunNATSNodeKill runs a small fleet through the 3-node NATS cluster
-// of deploy/nats into two `candec ingest` instances, and SIGKILLs the
-// node that leads the fleet's stream a third into the window, starting
-// it again 3 s later: counted from the lake's commit record against
-// what the cars sent, no window is lost and none is written twice; the
-// run reports the two other nodes' CPU and the stream's lag.
-func TestRunNATSNodeKill(t *testing.T) {
+// TestRunNATS runs a small fleet through the 3-node NATS cluster of
+// deploy/nats into a `candec ingest` instance reading its stream:
+// counted from the lake's commit record against what the cars sent, no
+// window is lost and none is written twice, and the run reports each
+// node's CPU and the stream's lag. Timing figures are not asserted.
+func TestRunNATS(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds candec and starts a NATS cluster and two ingests")
+		t.Skip("builds candec and starts a NATS cluster and an ingest")
 	}
 	bin, confDir := natstest.Binary(t), natstest.ConfigDir(t)
 	exe := filepath.Join(t.TempDir(), "candec")
@@ -27,8 +26,8 @@ func TestRunNATSNodeKill(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/candec: %v\n%s", err, out)
 	}
-	// The ingests' consumers start about 1.5 s after they connect.
-	const warmup, window = 4 * time.Second, 9 * time.Second
+	// The ingest's consumers start about 1.5 s after it connects.
+	const warmup, window = 4 * time.Second, 4 * time.Second
 	cars := testCarsAt(t, 6, warmup+window, time.Now().UnixNano())
 	dbc, err := filepath.Abs("../../testdata/yukart.dbc")
 	if err != nil {
@@ -36,9 +35,9 @@ func TestRunNATSNodeKill(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	res, err := Run(ctx, Config{Exe: exe, DBC: dbc, Cars: cars, Ingests: 2, Warmup: warmup, Duration: window,
+	res, err := Run(ctx, Config{Exe: exe, DBC: dbc, Cars: cars, Ingests: 1, Warmup: warmup, Duration: window,
 		Dir: t.TempDir(), RollAge: time.Second, Engine: EngineNATS,
-		NATS: NATSConfig{Binary: bin, ConfigDir: confDir, KillLeader: true, KillDown: 3 * time.Second}})
+		NATS: NATSConfig{Binary: bin, ConfigDir: confDir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,11 +53,11 @@ func TestRunNATSNodeKill(t *testing.T) {
 	if res.CommittedValues != values {
 		t.Errorf("committed values %d, want %d", res.CommittedValues, values)
 	}
-	if res.KilledNode == "" || len(res.Nodes) != 2 || res.Engine != EngineNATS {
-		t.Errorf("killed %q, nodes metered %+v, engine %q; want one killed and the 2 others metered, on NATS", res.KilledNode, res.Nodes, res.Engine)
+	if len(res.Nodes) != 3 || res.Engine != EngineNATS || res.KilledNode != "" {
+		t.Errorf("nodes metered %+v, engine %q, killed %q; want the 3 nodes metered, on NATS, none killed", res.Nodes, res.Engine, res.KilledNode)
 	}
 	if res.IngestCPU <= 0 || res.BrokerCPU <= 0 || res.WindowValues <= 0 || res.CommitP50 <= 0 || res.StreamLagMax == 0 {
 		t.Errorf("a figure is missing: %+v", res)
 	}
-	t.Logf("%d windows, %s killed: lost %d, duplicates %d; stream lag at most %d", want, res.KilledNode, res.Lost, res.Duplicates, res.StreamLagMax)
+	t.Logf("%d windows: lost %d, duplicates %d, sent again %d; stream lag at most %d", want, res.Lost, res.Duplicates, res.Resent, res.StreamLagMax)
 }
