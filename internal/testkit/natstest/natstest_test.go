@@ -3,12 +3,14 @@ package natstest
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/yukart/candec/internal/lab/natscluster"
+	"github.com/yukart/candec/service"
 )
 
 // TestClusterKillRestart starts the deploy's 3-node cluster, stores a
@@ -112,5 +114,13 @@ func publish(t *testing.T, c *natscluster.Cluster, i int, id, payload string) {
 			t.Fatalf("car %s on %s: no PUBACK in 20 s (%d waiting): %v", id, c.Nodes[i].Name, waiting, car.Err())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRequireEnvAllowed: CI exports RequireEnv to every test, so candec's
+// commands must let it pass (an unknown CANDEC_ variable is an error).
+func TestRequireEnvAllowed(t *testing.T) {
+	if !slices.Contains(service.OtherEnv, RequireEnv) {
+		t.Fatalf("service.OtherEnv %q lacks %s: every command run under CI would refuse it", service.OtherEnv, RequireEnv)
 	}
 }
