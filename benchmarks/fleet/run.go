@@ -7,15 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/benchmarks/procstat"
 	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/internal/lab/latency"
-	"github.com/yukart/candec/internal/lab/mosquitto"
-	"github.com/yukart/candec/mqttclient"
 )
 
 // BrokerConfig is the fleet broker's configuration beyond a plain
@@ -48,6 +47,10 @@ type Config struct {
 	RollAge time.Duration
 	// Log receives progress lines; nil discards them.
 	Log io.Writer
+	// Engine is the cloud tier, EngineMosquitto ("" too) or
+	// EngineNATS, which NATS configures.
+	Engine string
+	NATS   NATSConfig
 }
 
 // Result is what one fleet run measured.
@@ -83,6 +86,29 @@ type Result struct {
 	PublishLate time.Duration `json:"publish_late_ns"`
 	CommitP50   time.Duration `json:"commit_p50_ns"`
 	CommitP99   time.Duration `json:"commit_p99_ns"`
+	// Engine is the cloud tier (EngineNATS; empty for mosquitto). On
+	// NATS, BrokerCPU is its nodes' sum and Nodes each one's (a node
+	// killed in the window is left out); the stream's lag is the windows
+	// it held, not yet acknowledged by an ingest (so not yet in the
+	// lake), at the window's end and at most over it (sampled every
+	// LagEvery), and StreamPending those not yet even delivered.
+	Engine        string      `json:"engine,omitempty"`
+	Nodes         []NodeUsage `json:"nodes,omitempty"`
+	StreamLag     uint64      `json:"stream_lag,omitempty"`
+	StreamLagMax  uint64      `json:"stream_lag_max,omitempty"`
+	StreamPending uint64      `json:"stream_pending,omitempty"`
+	// KilledNode is the node SIGKILLed in the window and started again
+	// (NATSConfig.KillNode), and KillDown how long it was down.
+	KilledNode string        `json:"killed_node,omitempty"`
+	KillDown   time.Duration `json:"kill_down_ns,omitempty"`
+	// Resent are the windows the cars sent again after their connection
+	// was lost and made again (NATS), as their bridges would.
+	Resent int `json:"resent,omitempty"`
+	// StreamLeft are the messages the stream still held once the ingests
+	// had stopped (NATS): not acknowledged, so an ingest that starts
+	// takes them again (and skips those committed already); the lake's
+	// record, not this, says what was lost.
+	StreamLeft uint64 `json:"stream_left,omitempty"`
 }
 
 // ValuesPerCoreSecond returns the values the ingests took in the window
@@ -120,7 +146,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 type run struct {
 	cfg     Config
 	log     io.Writer
-	broker  *mosquitto.Process
+	cloud   cloud
 	ingests []*ingest
 	cars    []*car
 	sample  *sampler
@@ -139,8 +165,8 @@ func (r *run) stop() {
 	for _, in := range r.ingests {
 		_ = in.p.Stop(0)
 	}
-	if r.broker != nil {
-		_ = r.broker.Stop(0)
+	if r.cloud != nil {
+		r.cloud.stop()
 	}
 }
 
@@ -150,36 +176,44 @@ func (r *run) start(ctx context.Context) error {
 	if cfg.Ingests < 1 || len(cfg.Cars) == 0 {
 		return fmt.Errorf("fleet: %d cars into %d ingests, want at least one of each", len(cfg.Cars), cfg.Ingests)
 	}
-	bdir := filepath.Join(cfg.Dir, "broker")
 	r.lake = filepath.Join(cfg.Dir, "lake")
-	for _, d := range []string{bdir, filepath.Join(cfg.Dir, "logs")} {
+	for _, d := range []string{filepath.Join(cfg.Dir, "broker"), filepath.Join(cfg.Dir, "logs")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("fleet: %w", err)
 		}
 	}
-	b, err := mosquitto.Start(ctx, mosquitto.Options{Dir: bdir, Extra: BrokerConfig})
+	cl, err := startCloud(ctx, cfg, r.log)
 	if err != nil {
-		return fmt.Errorf("fleet: broker: %w", err)
+		return err
 	}
-	r.broker = b
-	fmt.Fprintf(r.log, "fleet: broker %s (PID %d)\n", b.URL, b.PID())
+	r.cloud = cl
+	conn, err := cl.ingestArgs()
+	if err != nil {
+		return err
+	}
 	for i := range cfg.Ingests {
-		in, err := startIngest(ctx, cfg, b.URL, r.lake, i)
+		in, err := startIngest(ctx, cfg, conn, r.lake, i)
 		if err != nil {
 			return err
 		}
 		r.ingests = append(r.ingests, in)
 	}
 	for _, in := range r.ingests {
-		if err := in.ready(ctx); err != nil {
+		if err := in.ready(ctx, cl.readyMark()); err != nil {
 			return err
 		}
 	}
-	if r.sample, err = newSampler(ctx, b.URL, cfg.Cars); err != nil {
-		return err
+	if url := cl.sampleURL(); url != "" {
+		if r.sample, err = newSampler(ctx, url, cfg.Cars); err != nil {
+			return err
+		}
 	}
 	for i := range cfg.Cars {
-		c, err := dialCar(ctx, b.URL, &cfg.Cars[i])
+		s, err := cl.carSettings(i, &cfg.Cars[i])
+		if err != nil {
+			return err
+		}
+		c, err := dialCar(ctx, s, &cfg.Cars[i], cl.redial(i))
 		if err != nil {
 			return err
 		}
@@ -201,7 +235,9 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 		start = now
 	}
 	r.offset = start.UnixNano() - cfg.Cars[0].Start
-	r.sample.offset = r.offset
+	if r.sample != nil {
+		r.sample.offset = r.offset
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(r.cars))
 	for _, c := range r.cars {
@@ -214,6 +250,9 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 		}()
 	}
 	res := &Result{Cars: len(cfg.Cars), Ingests: cfg.Ingests}
+	if cfg.Engine == EngineNATS {
+		res.Engine = EngineNATS
+	}
 	err := r.measure(ctx, start, res)
 	wg.Wait()
 	close(errs)
@@ -226,7 +265,11 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 	for _, c := range r.cars {
 		res.PublishLate = max(res.PublishLate, c.late)
 	}
-	if err := r.drain(ctx, res); err != nil {
+	err = r.drain(ctx, res)
+	for _, c := range r.cars {
+		res.Resent += c.resent
+	}
+	if err != nil {
 		return nil, err
 	}
 	return res, r.count(res)
@@ -239,7 +282,9 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	for _, in := range r.ingests {
 		m.Add(in.p.Name, in.p.PID())
 	}
-	m.Add("broker", r.broker.PID())
+	for name, pid := range r.cloud.processes() {
+		m.Add(name, pid)
+	}
 	m.Add("cars", os.Getpid())
 	open := start.Add(r.cfg.Warmup)
 	if err := sleepUntil(ctx, open); err != nil {
@@ -252,8 +297,15 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	if err := m.Start(time.Now()); err != nil {
 		return err
 	}
-	r.sample.reset()
+	if r.sample != nil {
+		r.sample.reset()
+	}
+	finish := r.duringWindow(ctx, open, res)
 	if err := sleepUntil(ctx, open.Add(r.cfg.Duration)); err != nil {
+		_ = finish()
+		return err
+	}
+	if err := finish(); err != nil {
 		return err
 	}
 	us, err := m.Stop(time.Now())
@@ -266,16 +318,22 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	}
 	res.Measured, res.WindowValues = r.cfg.Duration, v1-v0
 	for _, u := range us {
-		switch u.Name {
-		case "broker":
-			res.BrokerCPU = u.CPU
-		case "cars":
+		switch _, cloud := r.cloud.processes()[u.Name]; {
+		case cloud:
+			res.BrokerCPU += u.CPU
+			if r.cfg.Engine == EngineNATS {
+				res.Nodes = append(res.Nodes, NodeUsage{Name: u.Name, CPU: u.CPU})
+			}
+		case u.Name == "cars":
 			res.CarsCPU = u.CPU
 		default:
 			res.IngestCPU += u.CPU
 		}
 	}
-	res.DeliveryP50, res.DeliveryP99 = r.sample.quantiles()
+	slices.SortFunc(res.Nodes, func(a, b NodeUsage) int { return strings.Compare(a.Name, b.Name) })
+	if r.sample != nil {
+		res.DeliveryP50, res.DeliveryP99 = r.sample.quantiles()
+	}
 	return nil
 }
 
@@ -303,6 +361,9 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for _, c := range r.cars {
 		for c.waiting() > 0 {
+			if err := c.resendIfGone(ctx); err != nil {
+				return err
+			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("fleet: car %s: %d publishes unacknowledged after the drive", c.c.ID, c.waiting())
 			}
@@ -311,23 +372,8 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 			}
 		}
 	}
-	var last float64
-	for stable := 0; stable < 20 && time.Now().Before(deadline); {
-		v, err := r.sum(ctx, metricWindows)
-		if err != nil {
-			return err
-		}
-		if v >= float64(res.PublishedWindows) {
-			break
-		}
-		if v == last {
-			stable++
-		} else {
-			stable, last = 0, v
-		}
-		if err := sleepUntil(ctx, time.Now().Add(100*time.Millisecond)); err != nil {
-			return err
-		}
+	if err := r.waitTaken(ctx, res, deadline); err != nil {
+		return err
 	}
 	var errs []error
 	for _, in := range r.ingests {
@@ -335,7 +381,55 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 			errs = append(errs, fmt.Errorf("fleet: %s: %w (%s)", in.p.Name, err, stack.Tail(in.p.Log, 3)))
 		}
 	}
+	if n, ok := r.cloud.(*natsCloud); ok {
+		try, cancel := context.WithTimeout(ctx, 10*time.Second)
+		l, err := n.lag(try)
+		cancel()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		res.StreamLeft = l.held
+	}
 	return errors.Join(errs...)
+}
+
+// waitTaken waits until the ingests have taken every window published,
+// or their count stands still for 2 s (a window lost on the way), or
+// deadline. On NATS the stream says what is still to come: while it
+// holds windows not yet delivered to an ingest, a count standing still
+// is a slow ingest, and the wait goes on, up to three minutes.
+func (r *run) waitTaken(ctx context.Context, res *Result, deadline time.Time) error {
+	n, nats := r.cloud.(*natsCloud)
+	if nats {
+		deadline = time.Now().Add(3 * time.Minute)
+	}
+	var last float64
+	for stable := 0; stable < 20 && time.Now().Before(deadline); {
+		v, err := r.sum(ctx, metricWindows)
+		if err != nil {
+			return err
+		}
+		if v >= float64(res.PublishedWindows) {
+			return nil
+		}
+		if v == last {
+			stable++
+		} else {
+			stable, last = 0, v
+		}
+		if nats && stable > 0 {
+			try, cancel := context.WithTimeout(ctx, 5*time.Second)
+			l, err := n.lag(try)
+			cancel()
+			if err != nil || l.pending > 0 {
+				stable = 0
+			}
+		}
+		if err := sleepUntil(ctx, time.Now().Add(100*time.Millisecond)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sleepUntil sleeps until t or ctx ends.
@@ -353,46 +447,6 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 		return ctx.Err()
 	}
 }
-
-// car is one car's connection to the broker.
-type car struct {
-	c     *Car
-	conn  *mqttsub.Client
-	topic string
-	late  time.Duration // the most a publish came after its window's end
-}
-
-func dialCar(ctx context.Context, broker string, c *Car) (*car, error) {
-	conn, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: broker, ClientID: c.ID}, func(_, _ []byte, _ int64) {})
-	if err != nil {
-		return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
-	}
-	return &car{c: c, conn: conn, topic: "fleet/" + c.ID + "/yukart/window"}, nil
-}
-
-// drive publishes each window when it is due.
-func (c *car) drive(ctx context.Context, start time.Time) error {
-	for i := range c.c.Windows {
-		w := &c.c.Windows[i]
-		if err := sleepUntil(ctx, start.Add(w.At)); err != nil {
-			return err
-		}
-		if err := c.conn.Publish1(c.topic, w.Payload); err != nil {
-			return fmt.Errorf("fleet: car %s: window %d: %w", c.c.ID, w.Seq, err)
-		}
-		if late := time.Since(start.Add(w.At)); late > c.late {
-			c.late = late
-		}
-	}
-	return nil
-}
-
-func (c *car) waiting() int {
-	n, _ := c.conn.Unacked()
-	return n
-}
-
-func (c *car) close() { _ = c.conn.Close() }
 
 // count reads the lake's commit record: the windows committed, once or
 // more, against those published, and when each commit was made.

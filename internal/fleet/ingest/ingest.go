@@ -68,6 +68,14 @@ func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 		cfg.Log.Info("removed the files of an unfinished commit", "files", r.removed)
 	}
 	c.resume(r)
+	if j := cfg.JetStream; j != nil {
+		var names []string
+		for k := range j.withDefaults(cfg.RollAge).Partitions {
+			names = append(names, consumerName(cfg.jsGroup(), k))
+		}
+		c.streams = newStreamRecord(names)
+		c.streams.resume(r.streams)
+	}
 	return &Ingest{cfg: cfg, core: c, close: l.close, ready: make(chan struct{}), subs: newSubIDs()}, nil
 }
 
@@ -92,6 +100,9 @@ func (in *Ingest) Run(ctx context.Context) (err error) {
 			err = cerr
 		}
 	}()
+	if in.cfg.JetStream != nil {
+		return in.runJetStream(ctx)
+	}
 	sess := &ackSession{SessionManager: state.NewInMemory(), batcher: &mqttclient.Batcher{}}
 	// Known in paho's reading goroutine, before the connection is
 	// reported down; the core's lock may be held by a commit meanwhile.

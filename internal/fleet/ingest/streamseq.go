@@ -1,0 +1,165 @@
+package ingest
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// maxPartitionRanges bounds the ranges of stream sequences an instance
+// keeps per partition above its floor: past it the lowest ranges are
+// forgotten (a redelivery of one of them would be written again, never
+// lost). Above the floor lie only the commits whose acknowledgements
+// the server has not counted yet and, while a message another instance
+// held waits for its redelivery, the runs taken since: a few ranges.
+const maxPartitionRanges = 64
+
+// streamPos is where a JetStream message stands in its partition: its
+// stream sequence, whether this is its first delivery, whether the
+// delivery follows the instance's previous one of the partition with
+// nothing delivered elsewhere between (the consumer sequence one more,
+// the same pin, the same connection), and whether it is the first of a
+// pin (the partition came to this instance).
+type streamPos struct {
+	part          int
+	seq           uint64
+	first, follow bool
+	newPin        bool
+	stored        time.Time // when the stream stored the message: before any delivery of it
+}
+
+// partSeqs is one partition's record: every message at or below floor
+// is committed (the consumer's acknowledgement floor when a commit was
+// made), and so is every message of the partition within a range of
+// done. A range [a, b] holds every message of the partition whose
+// stream sequence lies in it, not only a and b: it grows from one first
+// delivery to the next while the partition's deliveries all come here
+// (a consumer delivers first deliveries in stream order).
+type partSeqs struct {
+	consumer string
+	floor    uint64
+	done     seqSet    // committed, above floor
+	pend     seqSet    // taken since the last commit
+	runLast  uint64    // the last first delivery of the current run, 0 for none
+	oldest   time.Time // the earliest stored of pend's messages
+	last     uint64    // the commit that last added to it
+	adopted  bool      // the other instances' records read since the pin came
+}
+
+// seen reports whether the message at seq was committed or taken.
+func (p *partSeqs) seen(seq uint64) bool {
+	return seq <= p.floor || p.done.Has(seq) || p.pend.Has(seq)
+}
+
+// take adds the message at pos to the next commit.
+func (p *partSeqs) take(pos streamPos) {
+	if len(p.pend.Ranges()) == 0 || pos.stored.Before(p.oldest) {
+		p.oldest = pos.stored
+	}
+	switch {
+	case pos.first && pos.follow && p.runLast > 0 && p.runLast < pos.seq:
+		p.pend.AddRange(p.runLast, pos.seq)
+	default:
+		p.pend.Add(pos.seq)
+	}
+	switch {
+	case pos.first:
+		p.runLast = pos.seq
+	case !pos.follow:
+		p.runLast = 0
+	}
+}
+
+// committed ends commit n: what was taken joins done, and floor is
+// raised to the server's (0 when not known).
+func (p *partSeqs) committed(n, floor uint64) {
+	for _, r := range p.pend.Ranges() {
+		p.done.AddRange(r[0], r[1])
+	}
+	if len(p.pend.Ranges()) > 0 {
+		p.last = n
+	}
+	p.pend, p.oldest = seqSet{}, time.Time{}
+	p.raise(floor)
+}
+
+// raise raises the floor to f and drops the ranges at or below it.
+func (p *partSeqs) raise(f uint64) {
+	p.floor = max(p.floor, f)
+	r := p.done.Ranges()
+	i := 0
+	for i < len(r) && r[i][1] <= p.floor {
+		i++
+	}
+	switch {
+	case i < len(r) && r[i][0] <= p.floor+1:
+		// The floor's message, or the one after it, is in a range:
+		// the range starts the floor's run; keep it above.
+		p.floor = max(p.floor, r[i][1])
+		i++
+	}
+	rest := slices.Clone(r[i:])
+	if len(rest) > maxPartitionRanges {
+		rest = rest[len(rest)-maxPartitionRanges:]
+	}
+	p.done = seqSet{r: rest}
+}
+
+// merge adds another instance's record of the partition.
+func (p *partSeqs) merge(m manifestStream) {
+	for _, r := range m.Seqs {
+		if r[0] <= r[1] {
+			p.done.AddRange(r[0], r[1])
+		}
+	}
+	p.raise(m.Floor)
+}
+
+// manifestStream is one partition in a manifest: the consumer, the
+// floor and the ranges committed above it.
+type manifestStream struct {
+	Consumer string      `json:"consumer"`
+	Floor    uint64      `json:"floor"`
+	Seqs     [][2]uint64 `json:"seqs,omitempty"`
+	Commit   uint64      `json:"commit,omitempty"`
+}
+
+// streamRecord is every partition's record, by partition.
+type streamRecord struct {
+	parts []partSeqs
+}
+
+func newStreamRecord(consumers []string) *streamRecord {
+	s := &streamRecord{parts: make([]partSeqs, len(consumers))}
+	for i, c := range consumers {
+		s.parts[i].consumer = c
+	}
+	return s
+}
+
+// resume takes the partitions of a manifest (the instance's latest).
+func (s *streamRecord) resume(ms []manifestStream) {
+	for _, m := range ms {
+		if i := s.index(m.Consumer); i >= 0 {
+			s.parts[i].merge(m)
+			s.parts[i].last = max(s.parts[i].last, m.Commit)
+		}
+	}
+}
+
+func (s *streamRecord) index(consumer string) int {
+	return slices.IndexFunc(s.parts, func(p partSeqs) bool { return p.consumer == consumer })
+}
+
+// manifest lists the partitions for a manifest, by consumer.
+func (s *streamRecord) manifest() []manifestStream {
+	var out []manifestStream
+	for _, p := range s.parts {
+		if p.floor == 0 && len(p.done.Ranges()) == 0 {
+			continue
+		}
+		out = append(out, manifestStream{Consumer: p.consumer, Floor: p.floor, Seqs: slices.Clone(p.done.Ranges()), Commit: p.last})
+	}
+	slices.SortFunc(out, func(a, b manifestStream) int { return cmp.Compare(a.Consumer, b.Consumer) })
+	return out
+}
