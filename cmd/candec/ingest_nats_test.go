@@ -32,7 +32,7 @@ func TestIngestJetStreamSIGKILL(t *testing.T) {
 	args := func(id string) []string {
 		return []string{"ingest", "--broker", c.ClientURLs(), "--ca-file", c.CAFile, "--cert-file", cert, "--key-file", key,
 			"--dbc", yukartDBC, "--out-dir", lake, "--id", id, "--max-unacked", "100", "--roll-age", "300ms",
-			"--pinned-ttl", "2s", "--ack-wait", "5s"}
+			"--pinned-ttl", "2s", "--ack-wait", "20s"}
 	}
 	pa, ea := startCandec(t, nil, args("a")...)
 	pb, eb := startCandec(t, nil, args("b")...)
@@ -84,8 +84,14 @@ func TestIngestJetStreamSIGKILL(t *testing.T) {
 		name string
 		ch   func() (int, string)
 	}{
-		{"a", func() (int, string) { sendSignal(t, pa, syscall.SIGTERM); return exitOf(t, pa, 2*promptly, ea), ea.String() }},
-		{"b", func() (int, string) { sendSignal(t, pb, syscall.SIGTERM); return exitOf(t, pb, 2*promptly, eb), eb.String() }},
+		{"a", func() (int, string) {
+			sendSignal(t, pa, syscall.SIGTERM)
+			return exitOf(t, pa, 2*promptly, ea), ea.String()
+		}},
+		{"b", func() (int, string) {
+			sendSignal(t, pb, syscall.SIGTERM)
+			return exitOf(t, pb, 2*promptly, eb), eb.String()
+		}},
 	} {
 		if code, stderr := p.ch(); code != 0 {
 			t.Fatalf("%s: exit status %d after SIGTERM\n%s", p.name, code, stderr)
