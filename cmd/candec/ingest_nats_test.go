@@ -32,7 +32,7 @@ func TestIngestJetStreamSIGKILL(t *testing.T) {
 	args := func(id string) []string {
 		return []string{"ingest", "--broker", c.ClientURLs(), "--ca-file", c.CAFile, "--cert-file", cert, "--key-file", key,
 			"--dbc", yukartDBC, "--out-dir", lake, "--id", id, "--max-unacked", "100", "--roll-age", "300ms",
-			"--pinned-ttl", "2s", "--ack-wait", "20s"}
+			"--pinned-ttl", "5s", "--ack-wait", "20s"}
 	}
 	pa, ea := startCandec(t, nil, args("a")...)
 	pb, eb := startCandec(t, nil, args("b")...)

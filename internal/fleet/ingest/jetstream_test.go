@@ -22,14 +22,16 @@ import (
 
 // jsConfig is an instance id on the cluster f into the lake dir, with
 // the short times of a test: a partition of an instance that stops
-// goes to another within about 3 s, a message not acknowledged comes
-// again after 20 s: a commit under the race detector on a busy machine
-// can outlast the 2 s pin by seconds, and a partition held that long is
-// still safe only within half the ack wait (jsSource.verify).
+// goes to another within about 15 s (15 missed beats of 1 s), a pin
+// lapses after 5 s, a message not acknowledged comes again after 20 s.
+// Shorter (beats of 200 ms, pins of 2 s, 5 s) failed under the race
+// detector on a busy machine: a commit outlasted the pin and half the
+// ack wait, or a late beat made the other instance take a partition
+// that still held uncommitted messages.
 func jsConfig(t testing.TB, f *jsFleet, id, dir string) Config {
 	return Config{ID: id, Conn: f.conn, Buses: []Bus{{DB: loadDB(t)}}, Dir: dir, DBCHash: "sha256:test",
 		RollAge: 200 * time.Millisecond, ConnectTimeout: 10 * time.Second,
-		JetStream: &JetStream{URLs: f.urls, PinnedTTL: 2 * time.Second, AckWait: 20 * time.Second, Beat: 200 * time.Millisecond}}
+		JetStream: &JetStream{URLs: f.urls, PinnedTTL: 5 * time.Second, AckWait: 20 * time.Second, Beat: time.Second}}
 }
 
 // consumersDone reports, from the server, whether every partition's
