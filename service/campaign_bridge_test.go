@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -100,18 +99,7 @@ func TestCampaignThroughBridge(t *testing.T) {
 // port, to start it again.
 func (u *uplink) carOptions(t *testing.T) mosquitto.Options {
 	t.Helper()
-	text, err := os.ReadFile(filepath.Join("..", "deploy", "mosquitto", "bridge.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, key := u.ca.Client(t, "kart01", "kart01")
-	conf := replaceLines(t, string(text), map[string]string{
-		"address ":         "address " + u.cloud.Addr,
-		"bridge_cafile ":   "bridge_cafile " + u.ca.File,
-		"bridge_certfile ": "bridge_certfile " + cert,
-		"bridge_keyfile ":  "bridge_keyfile " + key,
-	})
-	return mosquitto.Options{Dir: filepath.Join(u.dir, "car"), Verbose: true, Persistence: true, Extra: conf, Port: portOf(t, u.car.Addr)}
+	return mosquitto.Options{Dir: filepath.Join(u.dir, "car"), Verbose: true, Persistence: true, Extra: u.bridgeConf(t), Port: portOf(t, u.car.Addr)}
 }
 
 // TestCampaignFleetACL: on the cloud broker as shipped (fleet.conf,

@@ -110,18 +110,7 @@ func (u *uplink) startCar(t *testing.T) {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	text, err := os.ReadFile(filepath.Join("..", "deploy", "mosquitto", "bridge.conf"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, key := u.ca.Client(t, "kart01", "kart01")
-	conf := replaceLines(t, string(text), map[string]string{
-		"address ":         "address " + u.cloud.Addr,
-		"bridge_cafile ":   "bridge_cafile " + u.ca.File,
-		"bridge_certfile ": "bridge_certfile " + cert,
-		"bridge_keyfile ":  "bridge_keyfile " + key,
-	})
-	u.car = brokertest.StartMosquitto(t, mosquitto.Options{Dir: dir, Verbose: true, Persistence: true, Extra: conf})
+	u.car = brokertest.StartMosquitto(t, mosquitto.Options{Dir: dir, Verbose: true, Persistence: true, Extra: u.bridgeConf(t)})
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("cloud broker:\n%s", mosquitto.LogTail(u.cloudOpts.Dir, 20))
@@ -357,4 +346,22 @@ func TestFleetACL(t *testing.T) {
 			t.Errorf("the ingest received %q", m)
 		}
 	}
+}
+
+// bridgeConf is the shipped deploy/mosquitto/bridge.conf as the car
+// kart01 runs it against the cloud broker of u: its address and the
+// fleet CA's certificates put in, every other line as shipped.
+func (u *uplink) bridgeConf(t *testing.T) string {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join("..", "deploy", "mosquitto", "bridge.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, key := u.ca.Client(t, "kart01", "kart01")
+	return replaceLines(t, string(text), map[string]string{
+		"address ":         "address " + u.cloud.Addr,
+		"bridge_cafile ":   "bridge_cafile " + u.ca.File,
+		"bridge_certfile ": "bridge_certfile " + cert,
+		"bridge_keyfile ":  "bridge_keyfile " + key,
+	})
 }
