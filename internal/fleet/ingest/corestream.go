@@ -18,10 +18,14 @@ func (c *core) handleStream(topic string, payload []byte, ref ackRef, pos stream
 	}
 	p := &c.streams.parts[pos.part]
 	if pos.newPin {
-		if len(p.pend.Ranges()) > 0 {
-			// Between the pins another instance may have been sent what
-			// this one holds: it stops, and commits none of it.
-			c.fail(fmt.Errorf("%w: %s came back to this instance while it held uncommitted messages of it", errPartitionMoved, p.consumer))
+		// Between the pins another instance was sent something. What
+		// this one holds can have been among it only once the ack wait
+		// has passed since it was pulled: while it is young, the
+		// instance goes on (and reads what the others committed);
+		// otherwise it stops, and commits none of it.
+		if now := c.cfg.Now(); len(p.pend.Ranges()) > 0 && !young(p.oldest, now, c.streams.ackWait) {
+			c.fail(fmt.Errorf("%w: %s came back to this instance while it held uncommitted messages of it pulled %v ago (ack wait %v)",
+				errPartitionMoved, p.consumer, now.Sub(p.oldest).Round(time.Millisecond), c.streams.ackWait))
 			return
 		}
 		p.runLast = 0

@@ -70,10 +70,11 @@ func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 	c.resume(r)
 	if j := cfg.JetStream; j != nil {
 		var names []string
-		for k := range j.withDefaults(cfg.RollAge).Partitions {
+		j := j.withDefaults(cfg.RollAge)
+		for k := range j.Partitions {
 			names = append(names, consumerName(cfg.jsGroup(), k))
 		}
-		c.streams = newStreamRecord(names)
+		c.streams = newStreamRecord(names, j.AckWait)
 		c.streams.resume(r.streams)
 	}
 	return &Ingest{cfg: cfg, core: c, close: l.close, ready: make(chan struct{}), subs: newSubIDs()}, nil

@@ -141,15 +141,15 @@ type jsSource struct {
 }
 
 // jsPart is one partition: its consumer, and while the instance
-// consumes it, the consumption. The delivery fields are the Consume
-// callback's (one goroutine at a time).
+// consumes it, its pull loop. The delivery fields are the loop's.
 type jsPart struct {
 	k    int
 	cons jetstream.Consumer
 
-	mu  sync.Mutex
-	cc  jetstream.ConsumeContext // nil when not consumed
-	pin string                   // the pin of the last delivery
+	mu   sync.Mutex
+	halt context.CancelFunc // ends the pull loop; nil when not consumed
+	done chan struct{}      // closed when the pull loop has returned
+	pin  string             // the pin of the last delivery
 
 	lastD, gen uint64 // the last delivery's consumer sequence, and the connection's generation then
 }
@@ -163,7 +163,7 @@ func (p *jsPart) pinNow() string {
 func (p *jsPart) consuming() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.cc != nil
+	return p.halt != nil
 }
 
 // pinIDHeader is the header in which the server names the pin a
@@ -273,8 +273,9 @@ func streamPartitions(c jetstream.StreamConfig) (int, bool) {
 	return 0, false
 }
 
-// receive takes a message of partition p as the consumer delivers it.
-func (s *jsSource) receive(p *jsPart, m jetstream.Msg) {
+// receive takes a message of partition p as the consumer delivers it,
+// in answer to a pull request sent at pulled.
+func (s *jsSource) receive(p *jsPart, m jetstream.Msg, pulled time.Time) {
 	md, err := m.Metadata()
 	if err != nil {
 		return // not a JetStream delivery: never acknowledged
@@ -291,7 +292,7 @@ func (s *jsSource) receive(p *jsPart, m jetstream.Msg) {
 	newPin := pin != p.pin && !follow
 	p.pin = pin
 	p.mu.Unlock()
-	pos := streamPos{part: p.k, seq: md.Sequence.Stream, first: md.NumDelivered == 1, newPin: newPin, follow: follow, stored: md.Timestamp}
+	pos := streamPos{part: p.k, seq: md.Sequence.Stream, first: md.NumDelivered == 1, newPin: newPin, follow: follow, pulled: pulled}
 	p.lastD, p.gen = md.Sequence.Consumer, gen
 	ref := ackRef{reply: m.Reply()}
 	topic, ok := topicOfSubject(m.Subject())
@@ -301,45 +302,94 @@ func (s *jsSource) receive(p *jsPart, m jetstream.Msg) {
 	s.in.core.handleStream(topic, m.Data(), ref, pos)
 }
 
-// consume starts consuming partition p.
-func (s *jsSource) consume(p *jsPart) error {
-	exp := max(time.Second, s.cfg.PinnedTTL/4)
-	cc, err := p.cons.Consume(func(m jetstream.Msg) { s.receive(p, m) },
-		jetstream.PullPriorityGroup(s.group), jetstream.PullExpiry(exp),
-		jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-			// A pull's status (a pin that ended, a heartbeat missed) loses
-			// no delivery; the connection's losses and a slow consumer's
-			// drops are counted by the connection's handlers.
-			if errors.Is(err, nats.ErrSlowConsumer) {
-				s.gen.Add(1)
-			}
-			s.in.cfg.Log.Debug("consume", "partition", p.k, "err", err)
-		}))
-	if err != nil {
-		return fmt.Errorf("ingest: consume %s: %w", consumerName(s.group, p.k), err)
-	}
+// consume starts consuming partition p: its pull loop (pull).
+func (s *jsSource) consume(p *jsPart) {
+	ctx, halt := context.WithCancel(context.Background())
+	done := make(chan struct{})
 	p.mu.Lock()
-	p.cc = cc
+	p.halt, p.done = halt, done
 	p.mu.Unlock()
+	go func() {
+		defer close(done)
+		s.pull(ctx, p)
+	}()
 	s.in.core.m.partitions.Inc()
 	s.in.cfg.Log.Info("consuming a partition", "consumer", consumerName(s.group, p.k))
-	return nil
 }
 
-// stop stops consuming partition p and waits until its callback has
-// returned.
+// maxPullBatch bounds the messages a pull request asks for.
+const maxPullBatch = 500
+
+// pull is partition p's consumption until ctx ends: one pull request
+// at a time, for up to maxPullBatch messages, that lasts pullExpiry
+// (the pin's renewal); its messages go to receive with the time the
+// request was sent, before which the server cannot have sent them (the
+// bound the checks against a partition's move rest on; the time a
+// message reaches the handler can be much later, behind a commit). A
+// request that ends in an error (the consumer's leader moved, the
+// connection is down: no heartbeat; the pin lapsed) is made again, at
+// once after a pin's end, after a pause growing to a second otherwise.
+func (s *jsSource) pull(ctx context.Context, p *jsPart) {
+	exp := s.pullExpiry()
+	opts := []jetstream.FetchOpt{jetstream.FetchMaxWait(exp), jetstream.FetchHeartbeat(exp / 4), jetstream.FetchPriorityGroup(s.group)}
+	batch := min(s.in.cfg.MaxUnacked, maxPullBatch)
+	for fails := 0; ctx.Err() == nil; {
+		pulled := s.in.cfg.Now()
+		b, err := p.cons.Fetch(batch, opts...)
+		if err == nil {
+			s.deliver(ctx, p, b, pulled)
+			err = b.Error()
+		}
+		if err == nil || errors.Is(err, jetstream.ErrPinIDMismatch) {
+			fails = 0
+			continue
+		}
+		fails++
+		s.in.cfg.Log.Debug("pull", "consumer", consumerName(s.group, p.k), "err", err, "fails", fails)
+		select {
+		case <-ctx.Done():
+		case <-time.After(min(time.Duration(fails)*100*time.Millisecond, time.Second)):
+		}
+	}
+}
+
+// pullExpiry is how long a pull request lasts: a quarter of the pin's
+// TTL, so that the pin is renewed in time, and at most an eighth of
+// the ack wait (a message's age is counted from its request's start).
+func (s *jsSource) pullExpiry() time.Duration {
+	return max(time.Second, min(s.cfg.PinnedTTL/4, s.cfg.AckWait/8))
+}
+
+// deliver hands the messages of batch b to receive until it ends or
+// ctx does (those left are sent again after the ack wait).
+func (s *jsSource) deliver(ctx context.Context, p *jsPart, b jetstream.MessageBatch, pulled time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case m, ok := <-b.Messages():
+			if !ok {
+				return
+			}
+			s.receive(p, m, pulled)
+		}
+	}
+}
+
+// stop stops consuming partition p and waits until its pull loop has
+// returned (at most WriteTimeout: a commit in its handler).
 func (s *jsSource) stop(p *jsPart) bool {
 	p.mu.Lock()
-	cc := p.cc
-	p.cc = nil
+	halt, done := p.halt, p.done
+	p.halt = nil
 	p.mu.Unlock()
-	if cc == nil {
+	if halt == nil {
 		return false
 	}
 	s.in.core.m.partitions.Dec()
-	cc.Stop()
+	halt()
 	select {
-	case <-cc.Closed():
+	case <-done:
 	case <-time.After(WriteTimeout):
 	}
 	return true

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // runJetStream is Run on a JetStream cluster: the instance announces
@@ -106,9 +108,7 @@ func (s *jsSource) rebalance(now time.Time) error {
 		mine := owner(live, p.k) == s.in.cfg.ID
 		switch c := p.consuming(); {
 		case mine && !c:
-			if err := s.consume(p); err != nil {
-				return err
-			}
+			s.consume(p)
 		case !mine && c:
 			s.stop(p)
 			drop = append(drop, p)
@@ -150,46 +150,87 @@ var ackBody = []byte("+ACK")
 var errPartitionMoved = errors.New("a partition moved to another instance")
 
 // verify is the core's check before a manifest that no message the
-// commit holds can have been sent to another instance: a message goes
-// to another only once --ack-wait has passed since it was sent here,
-// and only to the partition's pin. So each partition whose messages the
-// commit holds (oldest not zero) must be pinned to this instance, or to
-// none (a pin is given with a delivery: none means nobody was sent
-// anything since), or its messages must all have been stored within
-// half the ack wait (the partition is being handed over to an instance
-// that waited for it). It returns the consumers' acknowledgement floors
-// (0 where not asked).
+// commit holds can have been sent to another instance (partitionHeld,
+// for each partition whose messages the commit holds: oldest not zero,
+// the earliest a message held was pulled). It asks the consumers at
+// once, and returns their acknowledgement floors (0 where not asked or
+// not answered).
 func (s *jsSource) verify(oldest []time.Time) ([]uint64, error) {
+	infos := s.consumerInfos(oldest, s.in.cfg.Now())
+	now := s.in.cfg.Now()
 	floors := make([]uint64, len(s.parts))
+	for _, p := range s.parts {
+		r := infos[p.k]
+		if r.info != nil {
+			floors[p.k] = r.info.AckFloor.Stream
+		}
+		if oldest[p.k].IsZero() {
+			continue
+		}
+		pinned := ""
+		if r.info != nil {
+			for _, g := range r.info.PriorityGroups {
+				if g.Group == s.group {
+					pinned = g.PinnedClientID
+				}
+			}
+		}
+		if err := partitionHeld(consumerName(s.group, p.k), pinned, p.pinNow(), r.err, now.Sub(oldest[p.k]), s.cfg.AckWait); err != nil {
+			return nil, err
+		}
+	}
+	return floors, nil
+}
+
+// infoAnswer is a consumer's info, or why the server gave none.
+type infoAnswer struct {
+	info *jetstream.ConsumerInfo
+	err  error
+}
+
+// youngInfoTimeout bounds the wait for the info of a consumer whose
+// messages held are young, or that none are held of: its answer gives
+// only the floor, which can wait for the next commit.
+const youngInfoTimeout = 2 * time.Second
+
+// consumerInfos asks, at once, the consumer of every partition the
+// instance consumes or holds messages of (oldest not zero) for its
+// info. A partition whose messages are no longer young needs the
+// answer: it is asked again after a failure (the consumer's leader is
+// being elected: about 10 s on a loaded machine) for up to
+// WriteTimeout; the others, once, for up to youngInfoTimeout.
+func (s *jsSource) consumerInfos(oldest []time.Time, now time.Time) []infoAnswer {
+	out := make([]infoAnswer, len(s.parts))
+	var wg sync.WaitGroup
 	for _, p := range s.parts {
 		taken := !oldest[p.k].IsZero()
 		if !taken && !p.consuming() {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), WriteTimeout)
-		info, err := p.cons.Info(ctx)
-		cancel()
-		if err != nil {
-			if taken {
-				return nil, fmt.Errorf("ingest: %s: %w", consumerName(s.group, p.k), err)
-			}
-			continue
+		wait := youngInfoTimeout
+		if taken && !young(oldest[p.k], now, s.cfg.AckWait) {
+			wait = WriteTimeout
 		}
-		floors[p.k] = info.AckFloor.Stream
-		if !taken {
-			continue
-		}
-		pinned := ""
-		for _, g := range info.PriorityGroups {
-			if g.Group == s.group {
-				pinned = g.PinnedClientID
-			}
-		}
-		age := s.in.cfg.Now().Sub(oldest[p.k])
-		if mine := p.pinNow(); pinned != mine && pinned != "" && age >= s.cfg.AckWait/2 {
-			return nil, fmt.Errorf("%w: %s is pinned to %q, this instance's pin was %q, and the oldest message it holds of it was stored %v ago",
-				errPartitionMoved, consumerName(s.group, p.k), pinned, mine, age.Round(time.Millisecond))
-		}
+		wg.Go(func() { out[p.k] = askInfo(p.cons, wait) })
 	}
-	return floors, nil
+	wg.Wait()
+	return out
+}
+
+// askInfo asks c for its info until it answers or wait has passed,
+// each request bounded by youngInfoTimeout.
+func askInfo(c jetstream.Consumer, wait time.Duration) infoAnswer {
+	deadline := time.Now().Add(wait)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), min(youngInfoTimeout, time.Until(deadline)))
+		info, err := c.Info(ctx)
+		cancel()
+		if err == nil {
+			return infoAnswer{info: info}
+		}
+		if time.Until(deadline) < 100*time.Millisecond {
+			return infoAnswer{err: err}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

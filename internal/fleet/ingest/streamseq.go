@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -25,7 +26,10 @@ type streamPos struct {
 	seq           uint64
 	first, follow bool
 	newPin        bool
-	stored        time.Time // when the stream stored the message: before any delivery of it
+	// pulled is when the instance sent the pull request the message
+	// answered (its own clock): the server sent it after that, so it
+	// can have sent it to another instance only AckWait after pulled.
+	pulled time.Time
 }
 
 // partSeqs is one partition's record: every message at or below floor
@@ -41,7 +45,7 @@ type partSeqs struct {
 	done     seqSet    // committed, above floor
 	pend     seqSet    // taken since the last commit
 	runLast  uint64    // the last first delivery of the current run, 0 for none
-	oldest   time.Time // the earliest stored of pend's messages
+	oldest   time.Time // the earliest pulled of pend's messages
 	last     uint64    // the commit that last added to it
 	adopted  bool      // the other instances' records read since the pin came
 }
@@ -53,8 +57,8 @@ func (p *partSeqs) seen(seq uint64) bool {
 
 // take adds the message at pos to the next commit.
 func (p *partSeqs) take(pos streamPos) {
-	if len(p.pend.Ranges()) == 0 || pos.stored.Before(p.oldest) {
-		p.oldest = pos.stored
+	if len(p.pend.Ranges()) == 0 || pos.pulled.Before(p.oldest) {
+		p.oldest = pos.pulled
 	}
 	switch {
 	case pos.first && pos.follow && p.runLast > 0 && p.runLast < pos.seq:
@@ -124,13 +128,15 @@ type manifestStream struct {
 	Commit   uint64      `json:"commit,omitempty"`
 }
 
-// streamRecord is every partition's record, by partition.
+// streamRecord is every partition's record, by partition, and the
+// consumers' ack wait.
 type streamRecord struct {
-	parts []partSeqs
+	parts   []partSeqs
+	ackWait time.Duration
 }
 
-func newStreamRecord(consumers []string) *streamRecord {
-	s := &streamRecord{parts: make([]partSeqs, len(consumers))}
+func newStreamRecord(consumers []string, ackWait time.Duration) *streamRecord {
+	s := &streamRecord{parts: make([]partSeqs, len(consumers)), ackWait: ackWait}
 	for i, c := range consumers {
 		s.parts[i].consumer = c
 	}
@@ -162,4 +168,37 @@ func (s *streamRecord) manifest() []manifestStream {
 	}
 	slices.SortFunc(out, func(a, b manifestStream) int { return cmp.Compare(a.Consumer, b.Consumer) })
 	return out
+}
+
+// young reports whether messages pulled at oldest or later are all
+// still only this instance's at now: the server sends a message it
+// sent here to another instance only once ackWait has passed without
+// its acknowledgement, so none of them can have gone elsewhere yet.
+// Half the ack wait is the margin for the commit that follows the
+// check (its manifest is written after it) and for the clock's drift
+// from the server's.
+func young(oldest, now time.Time, ackWait time.Duration) bool {
+	return now.Sub(oldest) < ackWait/2
+}
+
+// partitionHeld is the check before a manifest for one partition whose
+// messages the commit holds, the oldest pulled age ago: nil when none
+// of them can have been sent to another instance. They are young
+// (young), or the server says the partition is pinned to this instance
+// still (pinned, the pin of its last delivery here: mine). A server
+// that did not answer (infoErr) says nothing; and a partition pinned to
+// none may have passed through another instance's hands since (a
+// consumer whose leader moved forgets its pin).
+func partitionHeld(consumer, pinned, mine string, infoErr error, age, ackWait time.Duration) error {
+	switch {
+	case age < ackWait/2:
+		return nil
+	case infoErr != nil:
+		return fmt.Errorf("%w: %s: the oldest message this instance holds of it was pulled %v ago, and the server could not say where it is pinned: %w",
+			errPartitionMoved, consumer, age.Round(time.Millisecond), infoErr)
+	case pinned != mine || pinned == "":
+		return fmt.Errorf("%w: %s is pinned to %q, this instance's pin was %q, and the oldest message it holds of it was pulled %v ago",
+			errPartitionMoved, consumer, pinned, mine, age.Round(time.Millisecond))
+	}
+	return nil
 }

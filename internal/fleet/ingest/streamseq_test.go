@@ -1,8 +1,12 @@
 package ingest
 
 import (
+	"errors"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/yukart/candec/envelope"
 )
 
 // TestTopicOfSubject: a stream message's subject back to the topic the
@@ -151,4 +155,93 @@ func FuzzTopicOfSubject(f *testing.F) {
 			t.Errorf("topic %q, subject %q: back as %q, %v", topic, subject, got, ok)
 		}
 	})
+}
+
+// TestPartitionHeld: the check before a manifest, for a partition whose
+// messages the commit holds. Messages pulled less than half the ack
+// wait ago cannot have been sent to another instance (the server sends
+// one elsewhere only once its ack wait has passed since it sent it
+// here, after the pull): they are committed whoever the server says
+// holds the pin, and whether it answered at all (a consumer whose
+// leader is being elected). Older ones only while the server says the
+// partition is pinned to this instance's own pin.
+func TestPartitionHeld(t *testing.T) {
+	const wait = 20 * time.Second
+	errInfo := errors.New("context deadline exceeded")
+	for _, tc := range []struct {
+		name         string
+		pinned, mine string
+		infoErr      error
+		age          time.Duration
+		moved        bool
+	}{
+		{"young, pinned here", "p1", "p1", nil, time.Second, false},
+		{"young, pinned elsewhere", "p2", "p1", nil, 9 * time.Second, false},
+		{"young, pinned to none", "", "p1", nil, time.Second, false},
+		{"young, no answer", "", "p1", errInfo, 9 * time.Second, false},
+		{"at half the ack wait, pinned here", "p1", "p1", nil, 10 * time.Second, false},
+		{"at half the ack wait, pinned elsewhere", "p2", "p1", nil, 10 * time.Second, true},
+		{"old, pinned to none (a leader that forgot the pin)", "", "p1", nil, time.Minute, true},
+		{"old, no answer", "", "p1", errInfo, 15 * time.Second, true},
+		{"old, no pin of its own", "", "", nil, time.Minute, true},
+	} {
+		err := partitionHeld("lake-3", tc.pinned, tc.mine, tc.infoErr, tc.age, wait)
+		if moved := errors.Is(err, errPartitionMoved); moved != tc.moved || (err != nil) != tc.moved {
+			t.Errorf("%s: %v, want moved %v", tc.name, err, tc.moved)
+		}
+		if tc.infoErr != nil && tc.moved && !errors.Is(err, tc.infoErr) {
+			t.Errorf("%s: %v does not say why the server did not answer", tc.name, err)
+		}
+	}
+}
+
+// TestNewPinWhileHolding: a partition's messages come under a new pin
+// after a gap in the consumer sequence (another instance was sent
+// something between) while the instance holds uncommitted messages of
+// it: it goes on, and reads what the others committed, while those
+// were all pulled less than half the ack wait ago; otherwise it stops
+// (errPartitionMoved) and commits none of them.
+func TestNewPinWhileHolding(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		age   time.Duration // of the oldest held, when the new pin comes
+		stops bool
+	}{
+		{"held for a moment", 100 * time.Millisecond, false},
+		{"held for just under half the ack wait", 9900 * time.Millisecond, false},
+		{"held for half the ack wait", 10 * time.Second, true},
+		{"held for longer than the ack wait", time.Minute, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+			c := newStreamCore(t, func() time.Time { return now }, 20*time.Second)
+			win := carWindows(t, envelope.JSON)
+			c.handleStream("fleet/kart01/yukart/window", win[0], ackRef{reply: "r1"},
+				streamPos{part: 0, seq: 1, first: true, newPin: true, pulled: now})
+			now = now.Add(tc.age)
+			c.handleStream("fleet/kart01/yukart/window", win[1], ackRef{reply: "r2"},
+				streamPos{part: 0, seq: 5, first: true, newPin: true, pulled: now})
+			c.mu.Lock()
+			err, taken := c.err, len(c.streams.parts[0].pend.Ranges())
+			c.mu.Unlock()
+			if stopped := errors.Is(err, errPartitionMoved); stopped != tc.stops {
+				t.Fatalf("err %v, want the instance stopped: %v", err, tc.stops)
+			}
+			if !tc.stops && taken != 2 {
+				t.Errorf("%d ranges held, want both messages, apart (another was sent what lies between)", taken)
+			}
+		})
+	}
+}
+
+// newStreamCore is the core of an instance on a JetStream source (not
+// connected) with the clock now and the ack wait ackWait.
+func newStreamCore(t testing.TB, now func() time.Time, ackWait time.Duration) *core {
+	cfg := testConfig(t, "a")
+	cfg.Now, cfg.RollAge = now, 200*time.Millisecond
+	cfg.JetStream = &JetStream{URLs: []string{"nats://127.0.0.1:4222"}, AckWait: ackWait}
+	in := newTestIngest(t, cfg, newFakeLake().opened())
+	var a acked
+	in.core.ack = a.record
+	return in.core
 }
