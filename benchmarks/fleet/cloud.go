@@ -38,11 +38,13 @@ type NATSConfig struct {
 	// into the measured window and starts again KillDown later: the
 	// loss and duplicates then say what a node's death cost. KillLeader
 	// picks the node that leads the fleet's stream when the run starts
-	// instead. No car connects to that node: the cars' reconnection
-	// to another node is the bridge's (TestNATSBridgeNodeKill).
-	KillNode   int
-	KillLeader bool
-	KillDown   time.Duration
+	// instead, KillFollower the first node that does not. No car
+	// connects to that node: the cars' reconnection to another node is
+	// the bridge's (TestNATSBridgeNodeKill).
+	KillNode     int
+	KillLeader   bool
+	KillFollower bool
+	KillDown     time.Duration
 }
 
 // NodeUsage is the CPU one node of the cloud used in the window.
@@ -123,12 +125,15 @@ func startNATS(ctx context.Context, cfg NATSConfig, dir string, cars []Car, log 
 		fmt.Fprintf(log, "fleet: %s %s, MQTT %s (PID %d)\n", n.Name, n.ClientURL, n.MQTTURL, n.PID())
 	}
 	nc := &natsCloud{c: c, cfg: cfg, victim: cfg.KillNode - 1, cars: cars}
-	if cfg.KillLeader {
+	if cfg.KillLeader || cfg.KillFollower {
 		leader := c.StreamLeader(ctx)
-		nc.victim = slices.IndexFunc(c.Nodes, func(n *natscluster.Node) bool { return n.Name == leader })
-		if nc.victim < 0 {
+		for wait := time.Now().Add(30 * time.Second); leader == "" && time.Now().Before(wait) && ctx.Err() == nil; leader = c.StreamLeader(ctx) {
+			time.Sleep(100 * time.Millisecond) // just made: its leader is being elected
+		}
+		nc.victim = slices.IndexFunc(c.Nodes, func(n *natscluster.Node) bool { return (n.Name == leader) == cfg.KillLeader })
+		if leader == "" || nc.victim < 0 {
 			c.Stop()
-			return nil, fmt.Errorf("fleet: NATS cluster: the stream has no leader to kill")
+			return nil, fmt.Errorf("fleet: NATS cluster: the stream has no leader, or no other node (leader %q)", leader)
 		}
 	}
 	for i := range c.Nodes {

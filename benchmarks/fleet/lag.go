@@ -52,9 +52,11 @@ func (r *run) duringWindow(ctx context.Context, open time.Time, res *Result) (fi
 }
 
 // lagStats is the stream's lag: the windows it holds (work-queue
-// retention: not yet acknowledged by an ingest) and those of them not
-// yet delivered to one.
-type lagStats struct{ held, pending uint64 }
+// retention: not yet acknowledged by an ingest), those of them not yet
+// delivered to one, and those delivered and not yet acknowledged (held
+// for a commit, or lost on the way to an ingest whose connection or
+// pull request ended: sent again after the ack wait).
+type lagStats struct{ held, pending, unacked uint64 }
 
 // watchLag reads the lag every LagEvery until ctx ends, keeping the
 // most held in most. A read that fails (a node down) is skipped.
@@ -95,6 +97,7 @@ func (n *natsCloud) lag(ctx context.Context) (lagStats, error) {
 	cs := st.ListConsumers(ctx)
 	for ci := range cs.Info() {
 		l.pending += ci.NumPending
+		l.unacked += uint64(ci.NumAckPending)
 	}
 	if err := cs.Err(); err != nil {
 		return l, fmt.Errorf("fleet: stream lag: %w", err)

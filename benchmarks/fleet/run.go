@@ -396,8 +396,10 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 // waitTaken waits until the ingests have taken every window published,
 // or their count stands still for 2 s (a window lost on the way), or
 // deadline. On NATS the stream says what is still to come: while it
-// holds windows not yet delivered to an ingest, a count standing still
-// is a slow ingest, and the wait goes on, up to three minutes.
+// holds windows not yet delivered to an ingest, or delivered and not
+// acknowledged (a delivery lost with an ingest's connection to a node
+// that died comes again after the ack wait), a count standing still is
+// a slow ingest, and the wait goes on, up to three minutes.
 func (r *run) waitTaken(ctx context.Context, res *Result, deadline time.Time) error {
 	n, nats := r.cloud.(*natsCloud)
 	if nats {
@@ -421,7 +423,7 @@ func (r *run) waitTaken(ctx context.Context, res *Result, deadline time.Time) er
 			try, cancel := context.WithTimeout(ctx, 5*time.Second)
 			l, err := n.lag(try)
 			cancel()
-			if err != nil || l.pending > 0 {
+			if err != nil || l.pending > 0 || l.unacked > 0 {
 				stable = 0
 			}
 		}
