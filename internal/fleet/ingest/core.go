@@ -93,6 +93,7 @@ type core struct {
 	mu            sync.Mutex
 	vehicles      map[string]*vehicle
 	done          map[string]*committedSet // every vehicle's committed windows, by id, also of vehicles not seen since the start
+	others        map[string]*committedSet // the windows other instances committed, by id, as their manifests said when a partition came here (JetStream)
 	order         []*vehicle               // in order of arrival
 	win           envelope.Window
 	grp           grouper
@@ -351,7 +352,7 @@ func (c *core) take(topic string, payload []byte) error {
 		return nil
 	}
 	v := c.vehicle(id)
-	if v.seen(w.Epoch, w.Seq) {
+	if v.seen(w.Epoch, w.Seq) || c.others[id].has(w.Epoch, w.Seq) {
 		c.c.Duplicates++
 		c.m.duplicates.Inc()
 		return nil

@@ -57,15 +57,31 @@ func (c *core) handleStream(topic string, payload []byte, ref ackRef, pos stream
 
 // adopt reads what every instance's latest manifest says of partition
 // p: it came to this instance, from one that may have committed
-// messages of it and not had them acknowledged.
+// messages of it and not had them acknowledged. It also takes in the
+// windows the others committed: a car's resend of one of them (a new
+// message of the stream) is then skipped too.
 func (c *core) adopt(p *partSeqs) error {
-	all, err := c.rec.streamsOfAll()
+	all, err := c.rec.latestOfAll()
 	if err != nil {
 		return err
 	}
 	for _, m := range all {
-		if m.Consumer == p.consumer {
-			p.merge(m)
+		for _, s := range m.Streams {
+			if s.Consumer == p.consumer {
+				p.merge(s)
+			}
+		}
+		if m.Owner == c.cfg.ID {
+			continue
+		}
+		for _, w := range m.Committed {
+			if c.others == nil {
+				c.others = map[string]*committedSet{}
+			}
+			if c.others[w.Vehicle] == nil {
+				c.others[w.Vehicle] = &committedSet{}
+			}
+			c.others[w.Vehicle].add(w.Epoch, w.Seqs, c.next)
 		}
 	}
 	return nil
@@ -112,9 +128,8 @@ func (c *core) commitNow() error {
 	return nil
 }
 
-// streamsOfAll reads the partitions of every instance's latest
-// manifest in the lake.
-func (r *record) streamsOfAll() ([]manifestStream, error) {
+// latestOfAll reads every instance's latest manifest in the lake.
+func (r *record) latestOfAll() ([]manifest, error) {
 	names, err := r.store.List(ManifestDir)
 	if err != nil {
 		return nil, fmt.Errorf("ingest: list %s in %s: %w", ManifestDir, r.store, err)
@@ -131,13 +146,13 @@ func (r *record) streamsOfAll() ([]manifestStream, error) {
 			latest[owner] = n
 		}
 	}
-	var out []manifestStream
+	var out []manifest
 	for owner, n := range latest {
 		m, err := newRecord(r.store, owner).readManifest(n)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, m.Streams...)
+		out = append(out, m)
 	}
 	return out, nil
 }

@@ -152,6 +152,9 @@ type jsPart struct {
 	pin  string             // the pin of the last delivery
 
 	lastD, gen uint64 // the last delivery's consumer sequence, and the connection's generation then
+
+	leader     string    // the consumer's leader its last info named (verify's)
+	leaderSeen time.Time // when an info first named it
 }
 
 func (p *jsPart) pinNow() string {
@@ -317,8 +320,12 @@ func (s *jsSource) consume(p *jsPart) {
 	s.in.cfg.Log.Info("consuming a partition", "consumer", consumerName(s.group, p.k))
 }
 
-// maxPullBatch bounds the messages a pull request asks for.
-const maxPullBatch = 500
+// maxPullBatch bounds the messages a pull request asks for: its
+// messages' age is counted from the request, and the next request
+// renews the pin, so a batch must take the handler a small part of
+// the pin's TTL and of half the ack wait (500 windows took seconds
+// under the race detector on a loaded machine).
+const maxPullBatch = 100
 
 // pull is partition p's consumption until ctx ends: one pull request
 // at a time, for up to maxPullBatch messages, that lasts pullExpiry

@@ -161,25 +161,40 @@ func (s *jsSource) verify(oldest []time.Time) ([]uint64, error) {
 	floors := make([]uint64, len(s.parts))
 	for _, p := range s.parts {
 		r := infos[p.k]
+		pinned, steady := "", false
 		if r.info != nil {
 			floors[p.k] = r.info.AckFloor.Stream
+			pinned, steady = s.pinOf(p, r.info, now)
 		}
 		if oldest[p.k].IsZero() {
 			continue
 		}
-		pinned := ""
-		if r.info != nil {
-			for _, g := range r.info.PriorityGroups {
-				if g.Group == s.group {
-					pinned = g.PinnedClientID
-				}
-			}
-		}
-		if err := partitionHeld(consumerName(s.group, p.k), pinned, p.pinNow(), r.err, now.Sub(oldest[p.k]), s.cfg.AckWait); err != nil {
+		steady = steady && p.leaderSeen.Before(oldest[p.k])
+		if err := partitionHeld(consumerName(s.group, p.k), pinned, p.pinNow(), steady, r.err, now.Sub(oldest[p.k]), s.cfg.AckWait); err != nil {
 			return nil, err
 		}
 	}
 	return floors, nil
+}
+
+// pinOf returns the pin info names in the instance's group, and
+// whether the consumer's leader is the one its last info named (then
+// p.leaderSeen is when the instance first saw it lead); it remembers
+// the leader, seen at now.
+func (s *jsSource) pinOf(p *jsPart, info *jetstream.ConsumerInfo, now time.Time) (pinned string, steady bool) {
+	for _, g := range info.PriorityGroups {
+		if g.Group == s.group {
+			pinned = g.PinnedClientID
+		}
+	}
+	leader := ""
+	if info.Cluster != nil {
+		leader = info.Cluster.Leader
+	}
+	if steady = leader != "" && leader == p.leader; !steady {
+		p.leader, p.leaderSeen = leader, now
+	}
+	return pinned, steady
 }
 
 // infoAnswer is a consumer's info, or why the server gave none.

@@ -184,21 +184,25 @@ func young(oldest, now time.Time, ackWait time.Duration) bool {
 // partitionHeld is the check before a manifest for one partition whose
 // messages the commit holds, the oldest pulled age ago: nil when none
 // of them can have been sent to another instance. They are young
-// (young), or the server says the partition is pinned to this instance
-// still (pinned, the pin of its last delivery here: mine). A server
-// that did not answer (infoErr) says nothing; and a partition pinned to
-// none may have passed through another instance's hands since (a
-// consumer whose leader moved forgets its pin).
-func partitionHeld(consumer, pinned, mine string, infoErr error, age, ackWait time.Duration) error {
+// (young), or the server says the partition is pinned to this
+// instance's own pin (pinned; mine, the pin of its last delivery
+// here), or to none while the consumer's leader is the one it was
+// before the oldest was pulled (steady): a pin is given with a
+// delivery, so none means nobody was sent anything since, but a
+// consumer's new leader forgets its pin. A server that did not answer
+// (infoErr) says nothing.
+func partitionHeld(consumer, pinned, mine string, steady bool, infoErr error, age, ackWait time.Duration) error {
 	switch {
 	case age < ackWait/2:
 		return nil
 	case infoErr != nil:
 		return fmt.Errorf("%w: %s: the oldest message this instance holds of it was pulled %v ago, and the server could not say where it is pinned: %w",
 			errPartitionMoved, consumer, age.Round(time.Millisecond), infoErr)
+	case pinned == "" && steady:
+		return nil
 	case pinned != mine || pinned == "":
-		return fmt.Errorf("%w: %s is pinned to %q, this instance's pin was %q, and the oldest message it holds of it was pulled %v ago",
-			errPartitionMoved, consumer, pinned, mine, age.Round(time.Millisecond))
+		return fmt.Errorf("%w: %s is pinned to %q, this instance's pin was %q, and the oldest message it holds of it was pulled %v ago (its consumer's leader unchanged since: %v)",
+			errPartitionMoved, consumer, pinned, mine, age.Round(time.Millisecond), steady)
 	}
 	return nil
 }

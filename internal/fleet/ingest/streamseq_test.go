@@ -164,28 +164,32 @@ func FuzzTopicOfSubject(f *testing.F) {
 // here, after the pull): they are committed whoever the server says
 // holds the pin, and whether it answered at all (a consumer whose
 // leader is being elected). Older ones only while the server says the
-// partition is pinned to this instance's own pin.
+// partition is pinned to this instance's own pin, or to none while the
+// consumer's leader has not changed since before they were pulled (a
+// new leader forgets the pin).
 func TestPartitionHeld(t *testing.T) {
 	const wait = 20 * time.Second
 	errInfo := errors.New("context deadline exceeded")
 	for _, tc := range []struct {
 		name         string
 		pinned, mine string
+		steady       bool
 		infoErr      error
 		age          time.Duration
 		moved        bool
 	}{
-		{"young, pinned here", "p1", "p1", nil, time.Second, false},
-		{"young, pinned elsewhere", "p2", "p1", nil, 9 * time.Second, false},
-		{"young, pinned to none", "", "p1", nil, time.Second, false},
-		{"young, no answer", "", "p1", errInfo, 9 * time.Second, false},
-		{"at half the ack wait, pinned here", "p1", "p1", nil, 10 * time.Second, false},
-		{"at half the ack wait, pinned elsewhere", "p2", "p1", nil, 10 * time.Second, true},
-		{"old, pinned to none (a leader that forgot the pin)", "", "p1", nil, time.Minute, true},
-		{"old, no answer", "", "p1", errInfo, 15 * time.Second, true},
-		{"old, no pin of its own", "", "", nil, time.Minute, true},
+		{"young, pinned here", "p1", "p1", true, nil, time.Second, false},
+		{"young, pinned elsewhere", "p2", "p1", true, nil, 9 * time.Second, false},
+		{"young, pinned to none, a new leader", "", "p1", false, nil, time.Second, false},
+		{"young, no answer", "", "p1", false, errInfo, 9 * time.Second, false},
+		{"at half the ack wait, pinned here", "p1", "p1", false, nil, 10 * time.Second, false},
+		{"at half the ack wait, pinned elsewhere", "p2", "p1", true, nil, 10 * time.Second, true},
+		{"old, pinned to none, the same leader", "", "p1", true, nil, time.Minute, false},
+		{"old, pinned to none, a new leader (it forgot the pin)", "", "p1", false, nil, time.Minute, true},
+		{"old, no answer", "", "p1", false, errInfo, 15 * time.Second, true},
+		{"old, no pin of its own, a new leader", "", "", false, nil, time.Minute, true},
 	} {
-		err := partitionHeld("lake-3", tc.pinned, tc.mine, tc.infoErr, tc.age, wait)
+		err := partitionHeld("lake-3", tc.pinned, tc.mine, tc.steady, tc.infoErr, tc.age, wait)
 		if moved := errors.Is(err, errPartitionMoved); moved != tc.moved || (err != nil) != tc.moved {
 			t.Errorf("%s: %v, want moved %v", tc.name, err, tc.moved)
 		}
@@ -234,13 +238,41 @@ func TestNewPinWhileHolding(t *testing.T) {
 	}
 }
 
+// TestResendAfterPartitionMoved: a car sends a window again (its
+// connection ended before the PUBACK: a new message of the stream)
+// after instance a committed it; the partition has moved to b, which
+// skips the resend: taking the partition in, it read a's manifest, its
+// stream sequences and its windows.
+func TestResendAfterPartitionMoved(t *testing.T) {
+	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { return now }
+	lake := newFakeLake()
+	win := carWindows(t, envelope.JSON)
+	a := newStreamCoreOn(t, lake, "a", clock, 20*time.Second)
+	a.handleStream(kartTopic, win[0], ackRef{reply: "r1"}, streamPos{part: 0, seq: 1, first: true, newPin: true, pulled: now})
+	if err := a.close(); err != nil {
+		t.Fatal(err)
+	}
+	b := newStreamCoreOn(t, lake, "b", clock, 20*time.Second)
+	b.handleStream(kartTopic, win[0], ackRef{reply: "r7"}, streamPos{part: 0, seq: 7, first: true, newPin: true, pulled: now})
+	b.handleStream(kartTopic, win[1], ackRef{reply: "r8"}, streamPos{part: 0, seq: 8, first: true, follow: true, pulled: now})
+	if c := b.counters(); c.Duplicates != 1 || c.Windows != 1 || c.Messages != 2 {
+		t.Errorf("b: %d messages, %d windows, %d duplicates; want the resend skipped, the next window taken", c.Messages, c.Windows, c.Duplicates)
+	}
+}
+
 // newStreamCore is the core of an instance on a JetStream source (not
 // connected) with the clock now and the ack wait ackWait.
 func newStreamCore(t testing.TB, now func() time.Time, ackWait time.Duration) *core {
-	cfg := testConfig(t, "a")
+	return newStreamCoreOn(t, newFakeLake(), "a", now, ackWait)
+}
+
+// newStreamCoreOn is newStreamCore of instance id on lake.
+func newStreamCoreOn(t testing.TB, lake *fakeLake, id string, now func() time.Time, ackWait time.Duration) *core {
+	cfg := testConfig(t, id)
 	cfg.Now, cfg.RollAge = now, 200*time.Millisecond
 	cfg.JetStream = &JetStream{URLs: []string{"nats://127.0.0.1:4222"}, AckWait: ackWait}
-	in := newTestIngest(t, cfg, newFakeLake().opened())
+	in := newTestIngest(t, cfg, lake.opened())
 	var a acked
 	in.core.ack = a.record
 	return in.core
