@@ -411,8 +411,8 @@ func (r *run) waitTaken(ctx context.Context, res *Result, deadline time.Time) er
 		if err != nil {
 			return err
 		}
-		if v >= float64(res.PublishedWindows) {
-			return nil
+		if v >= float64(res.PublishedWindows) && (!nats || n.settled(ctx)) {
+			return nil // on NATS, windows taken twice count too: the stream says when all are in
 		}
 		if v == last {
 			stable++
@@ -432,6 +432,15 @@ func (r *run) waitTaken(ctx context.Context, res *Result, deadline time.Time) er
 		}
 	}
 	return nil
+}
+
+// settled reports whether the stream holds no window that is still to
+// be delivered or acknowledged.
+func (n *natsCloud) settled(ctx context.Context) bool {
+	try, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	l, err := n.lag(try)
+	return err == nil && l.pending == 0 && l.unacked == 0
 }
 
 // sleepUntil sleeps until t or ctx ends.

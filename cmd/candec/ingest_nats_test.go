@@ -85,10 +85,20 @@ func TestIngestJetStreamSIGKILL(t *testing.T) {
 		ch   func() (int, string)
 	}{
 		{"a", func() (int, string) {
+			select {
+			case <-pa.Exited():
+				t.Fatalf("exited before the SIGTERM: %v\n%s", pa.Err(), ea.String())
+			default:
+			}
 			sendSignal(t, pa, syscall.SIGTERM)
 			return exitOf(t, pa, 2*promptly, ea), ea.String()
 		}},
 		{"b", func() (int, string) {
+			select {
+			case <-pb.Exited():
+				t.Fatalf("exited before the SIGTERM: %v\n%s", pb.Err(), eb.String())
+			default:
+			}
 			sendSignal(t, pb, syscall.SIGTERM)
 			return exitOf(t, pb, 2*promptly, eb), eb.String()
 		}},
