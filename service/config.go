@@ -55,6 +55,7 @@ const EnvConfig = "CANDEC_CONFIG"
 var OtherEnv = []string{
 	EnvConfig,
 	"CANDEC_REQUIRE_MOSQUITTO",    // tests: a missing mosquitto fails
+	"CANDEC_REQUIRE_NATS",         // tests: a nats-server that cannot be built fails
 	"CANDEC_TEST_EMBEDDED_BROKER", // tests: use the embedded broker
 	"CANDEC_REALDATA",             // tests: the real-world DBC files and log
 	"CANDEC_BENCH_HOST",           // candec bench: the machine's name in its report

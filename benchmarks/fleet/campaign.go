@@ -70,6 +70,7 @@ type Phase struct {
 	CarsCPU      time.Duration `json:"cars_cpu_ns"`
 	DeliveryP50  time.Duration `json:"delivery_p50_ns"`
 	DeliveryP99  time.Duration `json:"delivery_p99_ns"`
+	nodes        []NodeUsage   // each NATS node's CPU in the phase
 }
 
 // VersionFigures are the windows of one policy version that the lake
@@ -219,7 +220,7 @@ func (r *run) push(ctx context.Context) (int, error) {
 	for i := range r.cfg.Cars {
 		ids[i] = r.cfg.Cars[i].ID
 	}
-	pushed, err := rollout.Push(ctx, rollout.Config{Settings: mqttclient.Settings{Broker: r.broker.URL, ClientID: "fleet-campaigns"}},
+	pushed, err := rollout.Push(ctx, rollout.Config{Settings: mqttclient.Settings{Broker: r.cloud.sampleURL(), ClientID: "fleet-campaigns"}},
 		r.cfg.Campaign.Payload, ids)
 	if err != nil {
 		return len(pushed), fmt.Errorf("fleet: push the campaign: %w", err)

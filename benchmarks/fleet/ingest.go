@@ -31,19 +31,20 @@ type ingest struct {
 	metrics string
 }
 
-func startIngest(ctx context.Context, cfg Config, broker, lake string, i int) (*ingest, error) {
+// startIngest starts ingest i with conn, the cloud's connection flags
+// and topic filters (cloud.ingestArgs).
+func startIngest(ctx context.Context, cfg Config, conn []string, lake string, i int) (*ingest, error) {
 	port, err := mosquitto.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	name := fmt.Sprintf("ingest%d", i)
-	args := []string{"ingest", "--broker", broker, "--dbc", cfg.DBC, "--out-dir", lake,
-		"--group", Group, "--id", name, "--metrics", addr}
+	args := []string{"ingest", "--dbc", cfg.DBC, "--out-dir", lake, "--id", name, "--metrics", addr}
 	if cfg.RollAge > 0 {
 		args = append(args, "--roll-age", cfg.RollAge.String())
 	}
-	args = append(args, "fleet/+/yukart/window")
+	args = append(args, conn...)
 	p, err := stack.StartProcess(name, stack.Options{Dir: filepath.Join(cfg.Dir, "logs")}, cfg.Exe, args...)
 	if err != nil {
 		return nil, err
@@ -51,18 +52,19 @@ func startIngest(ctx context.Context, cfg Config, broker, lake string, i int) (*
 	return &ingest{p: p, metrics: "http://" + addr + "/metrics"}, nil
 }
 
-// ready waits until the ingest has subscribed: its log says so.
-func (in *ingest) ready(ctx context.Context) error {
+// ready waits until the ingest has subscribed (or connected, on NATS,
+// whose stream keeps what comes before): its log says mark.
+func (in *ingest) ready(ctx context.Context, mark string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		if err := in.p.Running(); err != nil {
 			return err
 		}
-		if b, err := os.ReadFile(in.p.Log); err == nil && strings.Contains(string(b), "msg=subscribed") {
+		if b, err := os.ReadFile(in.p.Log); err == nil && strings.Contains(string(b), mark) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("fleet: %s not subscribed after 30 s: %s", in.p.Name, stack.Tail(in.p.Log, 3))
+			return fmt.Errorf("fleet: %s: no %q in its log after 30 s: %s", in.p.Name, mark, stack.Tail(in.p.Log, 3))
 		}
 		if err := sleepUntil(ctx, time.Now().Add(50*time.Millisecond)); err != nil {
 			return err

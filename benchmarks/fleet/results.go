@@ -69,8 +69,15 @@ func WriteTable(w io.Writer, rec *Record) {
 	fmt.Fprintf(w, "  %-34s %12.0f values/s per core\n", "ingest", r.ValuesPerCoreSecond())
 	fmt.Fprintf(w, "  %-34s %11.1f %% of a core  (%.2f cores per 1,000 cars)\n", "ingest CPU", pct(r.IngestCPU), r.PerThousandCars(r.IngestCPU))
 	fmt.Fprintf(w, "  %-34s %11.1f %% of a core  (%.2f cores per 1,000 cars)\n", "broker CPU", pct(r.BrokerCPU), r.PerThousandCars(r.BrokerCPU))
+	if r.Engine == EngineNATS {
+		writeNATS(w, r, pct)
+	}
 	fmt.Fprintf(w, "  %-34s %11.1f %% of a core\n", "cars (the bench process)", pct(r.CarsCPU))
-	fmt.Fprintf(w, "  %-34s p50 %v  p99 %v  (cars at most %v late)\n", "delivery latency", r.DeliveryP50, r.DeliveryP99, r.PublishLate)
+	if r.Engine == EngineNATS {
+		fmt.Fprintf(w, "  %-34s not sampled (no MQTT reader on the cluster)  (cars at most %v late)\n", "delivery latency", r.PublishLate)
+	} else {
+		fmt.Fprintf(w, "  %-34s p50 %v  p99 %v  (cars at most %v late)\n", "delivery latency", r.DeliveryP50, r.DeliveryP99, r.PublishLate)
+	}
 	fmt.Fprintf(w, "  %-34s p50 %v  p99 %v  (roll age %v)\n", "latency to the lake", r.CommitP50, r.CommitP99, rec.RollAge)
 	if r.Campaign != nil {
 		writeCampaign(w, r.Campaign)
@@ -116,4 +123,18 @@ func writeCampaign(w io.Writer, c *CampaignResult) {
 		fmt.Fprintf(w, "  %-8s %8d %5d %10.1f %10d %12d %16.1f %15.1f\n", phase, v.Version, v.Cars, v.CarSeconds,
 			v.Windows, v.Values, v.PerCarSecond(v.Windows), v.PerCarSecond(v.Values))
 	}
+}
+
+// writeNATS writes a NATS run's own lines: each node's CPU, the stream's
+// lag and the node killed.
+func writeNATS(w io.Writer, r *Result, pct func(time.Duration) float64) {
+	for _, n := range r.Nodes {
+		fmt.Fprintf(w, "  %-34s %11.1f %% of a core\n", "  node "+n.Name, pct(n.CPU))
+	}
+	if r.KilledNode != "" {
+		fmt.Fprintf(w, "  %-34s SIGKILL a third into the window, %v down (its CPU not metered)\n", "  node "+r.KilledNode, r.KillDown)
+	}
+	fmt.Fprintf(w, "  %-34s %12d windows held at the end (%d not yet delivered), at most %d\n", "stream lag", r.StreamLag, r.StreamPending, r.StreamLagMax)
+	fmt.Fprintf(w, "  %-34s %12d windows (unacknowledged when a car's connection was lost)\n", "sent again by the cars", r.Resent)
+	fmt.Fprintf(w, "  %-34s %12d messages, unacknowledged once the ingests stopped\n", "left in the stream", r.StreamLeft)
 }

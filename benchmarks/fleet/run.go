@@ -8,17 +8,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/benchmarks/procstat"
 	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/campaign"
-	"github.com/yukart/candec/internal/fleet/rollout"
 	"github.com/yukart/candec/internal/lab/latency"
-	"github.com/yukart/candec/internal/lab/mosquitto"
-	"github.com/yukart/candec/mqttclient"
 )
 
 // BrokerConfig is the fleet broker's configuration beyond a plain
@@ -55,6 +53,10 @@ type Config struct {
 	// takes campaigns on its policy topic, and the cars it is for must
 	// have been made live (CarConfig.LiveFrom) before the push.
 	Campaign *Campaign
+	// Engine is the cloud tier, EngineMosquitto ("" too) or
+	// EngineNATS, which NATS configures.
+	Engine string
+	NATS   NATSConfig
 }
 
 // Result is what one fleet run measured.
@@ -92,6 +94,29 @@ type Result struct {
 	CommitP99   time.Duration `json:"commit_p99_ns"`
 	// Campaign is what a run with Config.Campaign measured of it.
 	Campaign *CampaignResult `json:"campaign,omitempty"`
+	// Engine is the cloud tier (EngineNATS; empty for mosquitto). On
+	// NATS, BrokerCPU is its nodes' sum and Nodes each one's (a node
+	// killed in the window is left out); the stream's lag is the windows
+	// it held, not yet acknowledged by an ingest (so not yet in the
+	// lake), at the window's end and at most over it (sampled every
+	// LagEvery), and StreamPending those not yet even delivered.
+	Engine        string      `json:"engine,omitempty"`
+	Nodes         []NodeUsage `json:"nodes,omitempty"`
+	StreamLag     uint64      `json:"stream_lag,omitempty"`
+	StreamLagMax  uint64      `json:"stream_lag_max,omitempty"`
+	StreamPending uint64      `json:"stream_pending,omitempty"`
+	// KilledNode is the node SIGKILLed in the window and started again
+	// (NATSConfig.KillNode), and KillDown how long it was down.
+	KilledNode string        `json:"killed_node,omitempty"`
+	KillDown   time.Duration `json:"kill_down_ns,omitempty"`
+	// Resent are the windows the cars sent again after their connection
+	// was lost and made again (NATS), as their bridges would.
+	Resent int `json:"resent,omitempty"`
+	// StreamLeft are the messages the stream still held once the ingests
+	// had stopped (NATS): not acknowledged, so an ingest that starts
+	// takes them again (and skips those committed already); the lake's
+	// record, not this, says what was lost.
+	StreamLeft uint64 `json:"stream_left,omitempty"`
 }
 
 // ValuesPerCoreSecond returns the values the ingests took in the window
@@ -127,7 +152,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 type run struct {
 	cfg     Config
 	log     io.Writer
-	broker  *mosquitto.Process
+	cloud   cloud
 	ingests []*ingest
 	cars    []*car
 	sample  *sampler
@@ -149,8 +174,8 @@ func (r *run) stop() {
 	for _, in := range r.ingests {
 		_ = in.p.Stop(0)
 	}
-	if r.broker != nil {
-		_ = r.broker.Stop(0)
+	if r.cloud != nil {
+		r.cloud.stop()
 	}
 }
 
@@ -161,41 +186,52 @@ func (r *run) start(ctx context.Context) error {
 		return fmt.Errorf("fleet: %d cars into %d ingests, want at least one of each", len(cfg.Cars), cfg.Ingests)
 	}
 	if cfg.Campaign != nil {
+		if cfg.Engine == EngineNATS {
+			return errors.New("fleet: a campaign needs the mosquitto engine: on the NATS cluster a car may subscribe to nothing")
+		}
 		var err error
 		if r.camp, err = openCampaign(cfg); err != nil {
 			return err
 		}
 	}
-	bdir := filepath.Join(cfg.Dir, "broker")
 	r.lake = filepath.Join(cfg.Dir, "lake")
-	for _, d := range []string{bdir, filepath.Join(cfg.Dir, "logs")} {
+	for _, d := range []string{filepath.Join(cfg.Dir, "broker"), filepath.Join(cfg.Dir, "logs")} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return fmt.Errorf("fleet: %w", err)
 		}
 	}
-	b, err := mosquitto.Start(ctx, mosquitto.Options{Dir: bdir, Extra: BrokerConfig})
+	cl, err := startCloud(ctx, cfg, r.log)
 	if err != nil {
-		return fmt.Errorf("fleet: broker: %w", err)
+		return err
 	}
-	r.broker = b
-	fmt.Fprintf(r.log, "fleet: broker %s (PID %d)\n", b.URL, b.PID())
+	r.cloud = cl
+	conn, err := cl.ingestArgs()
+	if err != nil {
+		return err
+	}
 	for i := range cfg.Ingests {
-		in, err := startIngest(ctx, cfg, b.URL, r.lake, i)
+		in, err := startIngest(ctx, cfg, conn, r.lake, i)
 		if err != nil {
 			return err
 		}
 		r.ingests = append(r.ingests, in)
 	}
 	for _, in := range r.ingests {
-		if err := in.ready(ctx); err != nil {
+		if err := in.ready(ctx, cl.readyMark()); err != nil {
 			return err
 		}
 	}
-	if r.sample, err = newSampler(ctx, b.URL, cfg.Cars); err != nil {
-		return err
+	if url := cl.sampleURL(); url != "" {
+		if r.sample, err = newSampler(ctx, url, cfg.Cars); err != nil {
+			return err
+		}
 	}
 	for i := range cfg.Cars {
-		c, err := dialCar(ctx, b.URL, &cfg.Cars[i], cfg.Campaign)
+		s, err := cl.carSettings(i, &cfg.Cars[i])
+		if err != nil {
+			return err
+		}
+		c, err := dialCar(ctx, s, &cfg.Cars[i], cl.redial(i), cfg.Campaign)
 		if err != nil {
 			return err
 		}
@@ -217,7 +253,9 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 		start = now
 	}
 	r.offset = start.UnixNano() - cfg.Cars[0].Start
-	r.sample.offset = r.offset
+	if r.sample != nil {
+		r.sample.offset = r.offset
+	}
 	var wg sync.WaitGroup
 	errs := make(chan error, len(r.cars))
 	for _, c := range r.cars {
@@ -230,6 +268,9 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 		}()
 	}
 	res := &Result{Cars: len(cfg.Cars), Ingests: cfg.Ingests}
+	if cfg.Engine == EngineNATS {
+		res.Engine = EngineNATS
+	}
 	err := r.measure(ctx, start, res)
 	wg.Wait()
 	close(errs)
@@ -242,7 +283,11 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 	for _, c := range r.cars {
 		res.PublishLate = max(res.PublishLate, c.late)
 	}
-	if err := r.drain(ctx, res); err != nil {
+	err = r.drain(ctx, res)
+	for _, c := range r.cars {
+		res.Resent += c.resent
+	}
+	if err != nil {
 		return nil, err
 	}
 	if res.Campaign != nil {
@@ -252,14 +297,15 @@ func (r *run) drive(ctx context.Context) (*Result, error) {
 }
 
 // measure waits for the window's start, reads every process's CPU and
-// the ingests' counters, and again at its end; with a campaign also at
-// the push, which follows at once.
+// the ingests' counters, and again at its end.
 func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	var m procstat.Meter
 	for _, in := range r.ingests {
 		m.Add(in.p.Name, in.p.PID())
 	}
-	m.Add("broker", r.broker.PID())
+	for name, pid := range r.cloud.processes() {
+		m.Add(name, pid)
+	}
 	m.Add("cars", os.Getpid())
 	edges := []time.Duration{0, r.cfg.Duration}
 	if r.cfg.Campaign != nil {
@@ -276,42 +322,74 @@ func (r *run) measure(ctx context.Context, start time.Time, res *Result) error {
 	if err := m.Start(time.Now()); err != nil {
 		return err
 	}
-	r.sample.reset()
-	var phases []Phase
-	for i := 1; i < len(edges); i++ {
-		if i == 2 {
-			r.pushAt = time.Since(start)
-			if r.pushed, err = r.push(ctx); err != nil {
-				return err
-			}
-		}
-		if err := sleepUntil(ctx, open.Add(edges[i])); err != nil {
-			return err
-		}
-		p, err := r.phaseEnd(ctx, &m, &v, edges[i]-edges[i-1])
-		if err != nil {
-			return err
-		}
-		phases = append(phases, p)
-		if i+1 < len(edges) {
-			if err := m.Start(time.Now()); err != nil {
-				return err
-			}
-		}
+	if r.sample != nil {
+		r.sample.reset()
+	}
+	phases, err := r.phases(ctx, start, open, edges, &m, &v, res)
+	if err != nil {
+		return err
 	}
 	res.Measured = r.cfg.Duration
+	nodes := map[string]time.Duration{}
 	for _, p := range phases {
 		res.WindowValues += p.WindowValues
 		res.IngestCPU += p.IngestCPU
 		res.BrokerCPU += p.BrokerCPU
 		res.CarsCPU += p.CarsCPU
+		for _, n := range p.nodes {
+			nodes[n.Name] += n.CPU
+		}
 	}
-	res.DeliveryP50, res.DeliveryP99 = r.sample.quantiles()
+	for name, cpu := range nodes {
+		res.Nodes = append(res.Nodes, NodeUsage{Name: name, CPU: cpu})
+	}
+	slices.SortFunc(res.Nodes, func(a, b NodeUsage) int { return strings.Compare(a.Name, b.Name) })
+	if r.sample != nil {
+		res.DeliveryP50, res.DeliveryP99 = r.sample.quantiles()
+	}
 	if r.camp != nil {
 		res.Campaign = &CampaignResult{Version: r.camp.Version, Vehicles: r.camp.Vehicles, At: r.cfg.Campaign.At,
 			Pushed: r.pushed, Before: phases[0], After: phases[1]}
 	}
 	return nil
+}
+
+// phases measures the window's parts between edges, pushing the
+// campaign at the second part's start, while duringWindow does its work
+// (a node's kill) over the whole window.
+func (r *run) phases(ctx context.Context, start, open time.Time, edges []time.Duration, m *procstat.Meter, v *float64, res *Result) ([]Phase, error) {
+	finish := r.duringWindow(ctx, open, res)
+	var phases []Phase
+	for i := 1; i < len(edges); i++ {
+		var err error
+		if i == 2 {
+			r.pushAt = time.Since(start)
+			r.pushed, err = r.push(ctx)
+		}
+		if err == nil {
+			err = sleepUntil(ctx, open.Add(edges[i]))
+		}
+		if err != nil {
+			_ = finish()
+			return nil, err
+		}
+		if i+1 == len(edges) {
+			if err := finish(); err != nil {
+				return nil, err
+			}
+		}
+		p, err := r.phaseEnd(ctx, m, v, edges[i]-edges[i-1])
+		if err != nil {
+			return nil, err
+		}
+		phases = append(phases, p)
+		if i+1 < len(edges) {
+			if err := m.Start(time.Now()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return phases, nil
 }
 
 // phaseEnd ends a part of the measured window of length d: the
@@ -329,16 +407,21 @@ func (r *run) phaseEnd(ctx context.Context, m *procstat.Meter, v *float64, d tim
 	p := Phase{Measured: d, WindowValues: v1 - *v}
 	*v = v1
 	for _, u := range us {
-		switch u.Name {
-		case "broker":
-			p.BrokerCPU = u.CPU
-		case "cars":
+		switch _, cloud := r.cloud.processes()[u.Name]; {
+		case cloud:
+			p.BrokerCPU += u.CPU
+			if r.cfg.Engine == EngineNATS {
+				p.nodes = append(p.nodes, NodeUsage{Name: u.Name, CPU: u.CPU})
+			}
+		case u.Name == "cars":
 			p.CarsCPU = u.CPU
 		default:
 			p.IngestCPU += u.CPU
 		}
 	}
-	p.DeliveryP50, p.DeliveryP99 = r.sample.split()
+	if r.sample != nil {
+		p.DeliveryP50, p.DeliveryP99 = r.sample.split()
+	}
 	return p, nil
 }
 
@@ -366,6 +449,9 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 	deadline := time.Now().Add(60 * time.Second)
 	for _, c := range r.cars {
 		for c.waiting() > 0 {
+			if err := c.resendIfGone(ctx); err != nil {
+				return err
+			}
 			if time.Now().After(deadline) {
 				return fmt.Errorf("fleet: car %s: %d publishes unacknowledged after the drive", c.c.ID, c.waiting())
 			}
@@ -374,23 +460,8 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 			}
 		}
 	}
-	var last float64
-	for stable := 0; stable < 20 && time.Now().Before(deadline); {
-		v, err := r.sum(ctx, metricWindows)
-		if err != nil {
-			return err
-		}
-		if v >= float64(res.PublishedWindows) {
-			break
-		}
-		if v == last {
-			stable++
-		} else {
-			stable, last = 0, v
-		}
-		if err := sleepUntil(ctx, time.Now().Add(100*time.Millisecond)); err != nil {
-			return err
-		}
+	if err := r.waitTaken(ctx, res, deadline); err != nil {
+		return err
 	}
 	var errs []error
 	for _, in := range r.ingests {
@@ -398,7 +469,66 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 			errs = append(errs, fmt.Errorf("fleet: %s: %w (%s)", in.p.Name, err, stack.Tail(in.p.Log, 3)))
 		}
 	}
+	if n, ok := r.cloud.(*natsCloud); ok {
+		try, cancel := context.WithTimeout(ctx, 10*time.Second)
+		l, err := n.lag(try)
+		cancel()
+		if err != nil {
+			errs = append(errs, err)
+		}
+		res.StreamLeft = l.held
+	}
 	return errors.Join(errs...)
+}
+
+// waitTaken waits until the ingests have taken every window published,
+// or their count stands still for 2 s (a window lost on the way), or
+// deadline. On NATS the stream says what is still to come: while it
+// holds windows not yet delivered to an ingest, or delivered and not
+// acknowledged (a delivery lost with an ingest's connection to a node
+// that died comes again after the ack wait), a count standing still is
+// a slow ingest, and the wait goes on, up to three minutes.
+func (r *run) waitTaken(ctx context.Context, res *Result, deadline time.Time) error {
+	n, nats := r.cloud.(*natsCloud)
+	if nats {
+		deadline = time.Now().Add(3 * time.Minute)
+	}
+	var last float64
+	for stable := 0; stable < 20 && time.Now().Before(deadline); {
+		v, err := r.sum(ctx, metricWindows)
+		if err != nil {
+			return err
+		}
+		if v >= float64(res.PublishedWindows) && (!nats || n.settled(ctx)) {
+			return nil // on NATS, windows taken twice count too: the stream says when all are in
+		}
+		if v == last {
+			stable++
+		} else {
+			stable, last = 0, v
+		}
+		if nats && stable > 0 {
+			try, cancel := context.WithTimeout(ctx, 5*time.Second)
+			l, err := n.lag(try)
+			cancel()
+			if err != nil || l.pending > 0 || l.unacked > 0 {
+				stable = 0
+			}
+		}
+		if err := sleepUntil(ctx, time.Now().Add(100*time.Millisecond)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settled reports whether the stream holds no window that is still to
+// be delivered or acknowledged.
+func (n *natsCloud) settled(ctx context.Context) bool {
+	try, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	l, err := n.lag(try)
+	return err == nil && l.pending == 0 && l.unacked == 0
 }
 
 // sleepUntil sleeps until t or ctx ends.
@@ -416,114 +546,6 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 		return ctx.Err()
 	}
 }
-
-// car is one car's connection to the broker.
-type car struct {
-	c     *Car
-	conn  *mqttsub.Client
-	topic string
-	late  time.Duration // the most a publish came after its window's end
-	camp  *carCampaign  // nil: a run without a campaign
-}
-
-// policyTopic is where a car takes campaigns: rollout's default, which
-// `candec campaign push` publishes on.
-const policyTopic = rollout.DefaultPolicyTopic
-
-// dialCar connects a car; with a campaign the car subscribes to its
-// policy topic, before it publishes anything (mqttsub's packet IDs).
-func dialCar(ctx context.Context, broker string, c *Car, cc *Campaign) (*car, error) {
-	cr := &car{c: c, topic: "fleet/" + c.ID + "/yukart/window"}
-	h := func(_, _ []byte, _ int64) {}
-	if cc != nil {
-		cr.camp = &carCampaign{key: cc.Key, dbc: cc.DBC, in: make(chan taken, 1)}
-		h = cr.take
-	}
-	conn, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: broker, ClientID: c.ID}, h)
-	if err != nil {
-		return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
-	}
-	cr.conn = conn
-	if cc != nil {
-		if err := conn.Subscribe(ctx, campaign.Topic(policyTopic, c.ID)); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
-		}
-	}
-	return cr, nil
-}
-
-// drive publishes each window when it is due; a live car then makes
-// the rest of its drive as it goes.
-func (c *car) drive(ctx context.Context, start time.Time) error {
-	if err := c.send(ctx, start, 0); err != nil {
-		return err
-	}
-	if c.c.live == nil {
-		return nil
-	}
-	return c.driveLive(ctx, start)
-}
-
-// send publishes the car's windows from the i-th on, each when it is
-// due.
-func (c *car) send(ctx context.Context, start time.Time, i int) error {
-	for ; i < len(c.c.Windows); i++ {
-		w := &c.c.Windows[i]
-		if err := sleepUntil(ctx, start.Add(w.At)); err != nil {
-			return err
-		}
-		if err := c.conn.Publish1(c.topic, w.Payload); err != nil {
-			return fmt.Errorf("fleet: car %s: window %d: %w", c.c.ID, w.Seq, err)
-		}
-		if late := time.Since(start.Add(w.At)); late > c.late {
-			c.late = late
-		}
-	}
-	return nil
-}
-
-// driveLive runs the car's engine up to each window's end as it comes,
-// and applies a campaign the car took at once, at the drive's time then.
-func (c *car) driveLive(ctx context.Context, start time.Time) error {
-	d := c.c.live
-	end := d.frames.end
-	var in chan taken
-	if c.camp != nil {
-		in = c.camp.in
-	}
-	tm := time.NewTimer(0)
-	defer tm.Stop()
-	for !d.done() {
-		next := min((d.eng.Now()/d.period+1)*d.period, end)
-		tm.Reset(time.Until(start.Add(time.Duration(next - c.c.Start))))
-		select {
-		case <-tm.C:
-			if next >= end {
-				d.finish()
-			} else {
-				d.runTo(next)
-			}
-		case t := <-in:
-			c.apply(t, min(time.Since(start), time.Duration(end-c.c.Start)))
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		sent := len(c.c.Windows)
-		c.c.Windows = d.windows
-		if err := c.send(ctx, start, sent); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (c *car) waiting() int {
-	n, _ := c.conn.Unacked()
-	return n
-}
-
-func (c *car) close() { _ = c.conn.Close() }
 
 // count reads the lake's commit record: the windows committed, once or
 // more, against those published, and when each commit was made.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/yukart/candec/internal/base/buildinfo"
 	"github.com/yukart/candec/internal/cmdkit/cli"
 	"github.com/yukart/candec/internal/lab/cardata"
+	"github.com/yukart/candec/internal/lab/natscluster"
 )
 
 // fleetFlags are bench's flags of a fleet run (--fleet N).
@@ -24,19 +26,26 @@ type fleetFlags struct {
 	seed          *uint64
 	rollAge       *time.Duration
 	window        *time.Duration
+	engine        *string
+	nodes         *int
+	killNode      *string
 	// campaign, campaignKey, campaignAt: a campaign pushed mid-run.
 	campaign, campaignKey, campaignAt *string
 }
 
 func addFleetFlags(fs *flag.FlagSet) fleetFlags {
 	return fleetFlags{
-		cars:        fs.Int("fleet", 0, "run the fleet bench instead of a profile: `N` simulated cars through a broker into --ingests instances of candec ingest (docs/fleet.md)"),
-		ingests:     fs.Int("ingests", 1, "with --fleet: `M` candec ingest instances sharing the fleet ($share), 1 to 8"),
-		capture:     fs.String("fleet-capture", cardata.CaptureFile, "with --fleet: the capture every car replays, from a starting frame of its own; where the default file is missing, the idle capture built into candec"),
-		dbc:         fs.String("fleet-dbc", cardata.DBCFile, "with --fleet: the cars' DBC, which the ingests decode with too"+cli.BuiltInDBCHelp),
-		seed:        fs.Uint64("seed", 1, "with --fleet: the seed of the cars' variations"),
-		window:      fs.Duration("fleet-window", 10*time.Millisecond, "with --fleet: the cars' window_period, the window stream's window, 1ms to 10s"),
-		rollAge:     fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
+		cars:    fs.Int("fleet", 0, "run the fleet bench instead of a profile: `N` simulated cars through a broker into --ingests instances of candec ingest (docs/fleet.md)"),
+		ingests: fs.Int("ingests", 1, "with --fleet: `M` candec ingest instances sharing the fleet ($share), 1 to 8"),
+		capture: fs.String("fleet-capture", cardata.CaptureFile, "with --fleet: the capture every car replays, from a starting frame of its own; where the default file is missing, the idle capture built into candec"),
+		dbc:     fs.String("fleet-dbc", cardata.DBCFile, "with --fleet: the cars' DBC, which the ingests decode with too"+cli.BuiltInDBCHelp),
+		seed:    fs.Uint64("seed", 1, "with --fleet: the seed of the cars' variations"),
+		window:  fs.Duration("fleet-window", 10*time.Millisecond, "with --fleet: the cars' window_period, the window stream's window, 1ms to 10s"),
+		rollAge: fs.Duration("roll-age", 10*time.Second, "with --fleet: the ingests' --roll-age, > 0 (they also commit every 50,000 windows)"),
+		engine:  fs.String("engine", fleet.EngineMosquitto, "with --fleet: the cloud tier, mosquitto (one broker) or nats (a NATS cluster from deploy/nats, run from the repository: nats-server is built from its module; deploy/README.md)"),
+		nodes:   fs.Int("nodes", natscluster.DefaultNodes, "with --engine nats: the cluster's `N` nodes, 3 (the stream's replicas, R3) to 9"),
+		killNode: fs.String("kill-node", "", "with --engine nats: SIGKILL node `I` (1 to --nodes, or leader: the stream's) a third into the measured window and start it again "+
+			fleetKillDown.String()+" later; no car connects to it"),
 		campaign:    fs.String("campaign", "", "with --fleet: push the signed campaign `FILE` (candec campaign sign) mid-run to the cars its glob names (car00000, car00001, …) and report the fleet before and after it (docs/campaigns.md)"),
 		campaignKey: fs.String("campaign-key", "", "with --campaign: the public key `FILE` the cars trust (candec campaign keygen's .pub)"),
 		campaignAt:  fs.String("campaign-at", "50%", "with --campaign: when to push it, a share of --duration or a duration into the measured window, `AT`"),
@@ -57,7 +66,7 @@ const (
 // fleetOnly are the flags that mean nothing without --fleet, and
 // profileOnly those that mean nothing with it.
 var (
-	fleetOnly   = []string{"ingests", "fleet-capture", "fleet-dbc", "fleet-window", "seed", "roll-age", "campaign", "campaign-key", "campaign-at"}
+	fleetOnly   = []string{"ingests", "fleet-capture", "fleet-dbc", "fleet-window", "seed", "roll-age", "engine", "nodes", "kill-node", "campaign", "campaign-key", "campaign-at"}
 	profileOnly = []string{"scenarios", "profile", "repeat", "window-subscribers", "broker", "broker-pid", "plan-only", "fail-on-warning"}
 )
 
@@ -91,7 +100,74 @@ func checkFleetFlags(fs *flag.FlagSet, f fleetFlags) error {
 	case *f.campaign != "" && *f.campaignKey == "":
 		return cli.Exit(2, fmt.Errorf("bench: --campaign needs --campaign-key, the public key the cars trust"))
 	}
+	return checkEngineFlags(fs, f)
+}
+
+// fleetKillDown is how long --kill-node keeps its node down.
+const fleetKillDown = 5 * time.Second
+
+// checkEngineFlags checks --engine and the flags only NATS takes.
+func checkEngineFlags(fs *flag.FlagSet, f fleetFlags) error {
+	switch *f.engine {
+	case fleet.EngineMosquitto:
+		set := false
+		fs.Visit(func(fl *flag.Flag) { set = set || fl.Name == "nodes" || fl.Name == "kill-node" })
+		if set {
+			return cli.Exit(2, fmt.Errorf("bench: --nodes and --kill-node need --engine nats"))
+		}
+	case fleet.EngineNATS:
+	default:
+		return badFlag("bench", "engine", *f.engine, fleet.EngineMosquitto+" or "+fleet.EngineNATS)
+	}
+	if *f.nodes < natscluster.DefaultNodes || *f.nodes > 9 {
+		return badFlag("bench", "nodes", fmt.Sprint(*f.nodes), fmt.Sprintf("%d (the stream's replicas) to 9", natscluster.DefaultNodes))
+	}
+	if _, _, err := killNode(*f.killNode, *f.nodes); err != nil {
+		return err
+	}
 	return nil
+}
+
+// killNode reads --kill-node: "" (none), leader or a node 1 to nodes.
+func killNode(v string, nodes int) (node int, leader bool, err error) {
+	switch v {
+	case "":
+		return 0, false, nil
+	case "leader":
+		return 0, true, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > nodes {
+		return 0, false, badFlag("bench", "kill-node", v, fmt.Sprintf("leader or a node, 1 to %d", nodes))
+	}
+	return n, false, nil
+}
+
+// natsConfig returns the NATS cluster's configuration of a fleet run on
+// --engine nats: the repository's deploy/nats and nats-server built from
+// its module, both found from the working directory.
+func natsConfig(f fleetFlags) (fleet.NATSConfig, error) {
+	cfg := fleet.NATSConfig{Nodes: *f.nodes, KillDown: fleetKillDown}
+	if *f.engine != fleet.EngineNATS {
+		return cfg, nil
+	}
+	var err error
+	if cfg.KillNode, cfg.KillLeader, err = killNode(*f.killNode, *f.nodes); err != nil {
+		return cfg, err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return cfg, err
+	}
+	repo, err := natscluster.Repo(wd)
+	if err != nil {
+		return cfg, fmt.Errorf("bench: --engine nats runs in the candec repository: %w", err)
+	}
+	if cfg.Binary, err = natscluster.Find(repo); err != nil {
+		return cfg, fmt.Errorf("bench: --engine nats: %w", err)
+	}
+	cfg.ConfigDir = filepath.Join(repo, natscluster.ConfigDir)
+	return cfg, nil
 }
 
 // fleetArgs are bench's flags that a fleet run shares with a profile's.
@@ -139,6 +215,13 @@ func runFleetBench(ctx context.Context, e cli.Env, f fleetFlags, duration, warmu
 	if _, err := fleetDBCFiles(*f.dbc); err != nil {
 		return err
 	}
+	nc, err := natsConfig(f)
+	if err != nil {
+		return err
+	}
+	if *f.campaign != "" && *f.engine == fleet.EngineNATS {
+		return badFlag("bench", "campaign", *f.campaign, "a run on --engine mosquitto: on the NATS cluster a car may subscribe to nothing (deploy/nats/accounts.conf), so no campaign reaches it")
+	}
 	if need := int64(*f.cars) * int64((duration+warmup).Seconds()+1) * carBytesPerSec; need > maxDriveBytes {
 		return cli.Exit(2, fmt.Errorf("bench: %d cars for %v hold about %.1f GB of windows, made before the run (at most %d GB): fewer cars or a shorter --duration",
 			*f.cars, duration+warmup, float64(need)/1e9, maxDriveBytes>>30))
@@ -165,8 +248,8 @@ func runFleetBench(ctx context.Context, e cli.Env, f fleetFlags, duration, warmu
 		}
 		return err
 	}
-	fmt.Fprintf(e.Stderr, "candec bench: fleet of %d cars into %d ingests, %v + %v warm-up, in %s\n", len(cfg.Cars), *f.ingests, duration, warmup, dir)
-	cfg.DBC, cfg.Dir, cfg.Campaign = dbcPath, dir, cc
+	fmt.Fprintf(e.Stderr, "candec bench: fleet of %d cars into %d ingests through %s, %v + %v warm-up, in %s\n", len(cfg.Cars), *f.ingests, *f.engine, duration, warmup, dir)
+	cfg.DBC, cfg.Dir, cfg.Campaign, cfg.Engine, cfg.NATS = dbcPath, dir, cc, *f.engine, nc
 	res, err := fleet.Run(ctx, cfg)
 	if err != nil {
 		return fmt.Errorf("bench: fleet: %w (its files are in %s)", err, dir)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,17 +18,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/base/flagenv"
+	"github.com/yukart/candec/internal/cmdkit/brokerflags"
 	"github.com/yukart/candec/internal/cmdkit/cli"
 	"github.com/yukart/candec/internal/fleet/ingest"
 	"github.com/yukart/candec/internal/fleet/lake"
 	"github.com/yukart/candec/internal/fleet/lake/s3store"
+	"github.com/yukart/candec/mqttclient"
 )
 
 // runIngest is `candec ingest`: the fleet's window streams from the
 // cloud broker into a lake, one instance of a group (docs/ingest.md).
 func runIngest(ctx context.Context, e cli.Env, args []string) error {
-	fs := cli.NewFlags(e, "ingest", "--broker URL --dbc [IFACE=]FILE --out-dir LAKE [flags] [TOPIC-FILTER...]  (default: "+ingest.DefaultFilter+")")
+	fs := cli.NewFlags(e, "ingest", "--broker URL[,URL...] --dbc [IFACE=]FILE --out-dir LAKE [flags] [TOPIC-FILTER...]  (default: "+ingest.DefaultFilter+")")
 	conn := cli.BrokerFlags(fs, ingest.ClientIDPrefix+"ID")
+	fs.Lookup("broker").Usage += "; nats://HOST:PORT or tls://HOST:PORT, several comma-separated for a cluster, reads a NATS JetStream stream instead (docs/ingest.md)"
+	jsFlags := addJetStreamFlags(fs)
+	bf := fs.Lookup("broker")
+	bf.Value = &lastValue{Value: bf.Value, last: &jsFlags.broker}
 	fs.Lookup("client-id").Usage = "refused: the client id is " + ingest.ClientIDPrefix + "<--id>"
 	var dbcs dbc.BusFiles
 	fs.Var(&dbcs, "dbc", "the car's "+cli.DBCHelp)
@@ -65,7 +73,7 @@ func runIngest(ctx context.Context, e cli.Env, args []string) error {
 	); err != nil {
 		return err
 	}
-	settings, err := cli.BrokerSettings("ingest", conn)
+	settings, js, err := ingestSource(fs, conn, jsFlags)
 	if err != nil {
 		return err
 	}
@@ -78,7 +86,7 @@ func runIngest(ctx context.Context, e cli.Env, args []string) error {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	cfg := ingest.Config{Conn: settings, ID: *id, Group: *group, Leave: *leave, Filters: fs.Args(), Buses: buses,
 		Dir: *outDir, DBCHash: hash, RollBytes: *rollBytes, RollAge: *rollAge, MaxUnacked: *maxUnacked,
-		RollMemory: *rollMemory, MaxWindowBytes: *maxWindow, ConnectTimeout: *connectTimeout, Registerer: reg, Log: log}
+		RollMemory: *rollMemory, MaxWindowBytes: *maxWindow, ConnectTimeout: *connectTimeout, Registerer: reg, Log: log, JetStream: js}
 	in, closeStore, err := openIngest(ctx, e, cfg)
 	if err != nil {
 		return err
@@ -92,6 +100,81 @@ func runIngest(ctx context.Context, e cli.Env, args []string) error {
 	err = in.Run(ctx)
 	writeIngestSummary(e, in.Counters())
 	return err
+}
+
+// jetStreamFlags are the flags of the JetStream source.
+type jetStreamFlags struct {
+	broker             string // --broker as given
+	stream             *string
+	partitions         *int
+	pinnedTTL, ackWait *time.Duration
+}
+
+func addJetStreamFlags(fs *flag.FlagSet) jetStreamFlags {
+	return jetStreamFlags{
+		stream:     fs.String("stream", ingest.DefaultStream, "with a nats:// --broker: the `NAME` of the stream of the fleet's windows"),
+		partitions: fs.Int("partitions", ingest.DefaultPartitions, "with a nats:// --broker: the stream's `N` partitions (its subject transform's partition(N,1)); a durable consumer each"),
+		pinnedTTL:  fs.Duration("pinned-ttl", ingest.DefaultPinnedTTL, "with a nats:// --broker: a partition whose instance has not asked for messages for `D` goes to another"),
+		ackWait:    fs.Duration("ack-wait", 0, "with a nats:// --broker: the server sends a window again when it is not acknowledged within `D` (default 2×--roll-age + 30s)"),
+	}
+}
+
+// ingestSource returns the MQTT settings and, for a nats:// --broker,
+// the JetStream source; the connection flags' TLS files and user apply
+// to both.
+func ingestSource(fs *flag.FlagSet, conn *brokerflags.Flags, jf jetStreamFlags) (mqttclient.Settings, *ingest.JetStream, error) {
+	broker := jf.broker
+	if broker == "" {
+		broker = os.Getenv(flagenv.EnvName("broker"))
+	}
+	if !ingest.IsNATS(broker) {
+		for _, name := range []string{"stream", "partitions", "pinned-ttl", "ack-wait"} {
+			if flagGiven(fs, name) {
+				return mqttclient.Settings{}, nil, cli.Exit(2, fmt.Errorf("ingest: --%s is for a nats:// --broker", name))
+			}
+		}
+		s, err := cli.BrokerSettings("ingest", conn)
+		return s, nil, err
+	}
+	if flagGiven(fs, "leave") {
+		return mqttclient.Settings{}, nil, cli.Exit(2, errors.New("ingest: --leave is for an MQTT broker: on JetStream an instance hands its partitions over at every end"))
+	}
+	// The MQTT settings' checks, of the TLS files and the user, on an
+	// MQTT URL that stands for the cluster.
+	if err := fs.Set("broker", "mqtts://jetstream.invalid:8883"); err != nil {
+		return mqttclient.Settings{}, nil, cli.Exit(2, fmt.Errorf("ingest: %w", err))
+	}
+	s, err := cli.BrokerSettings("ingest", conn)
+	if err != nil {
+		return s, nil, err
+	}
+	s.Broker = ""
+	if err := cli.FirstError(
+		intIn("ingest", "--partitions", *jf.partitions, 1, ingest.MaxPartitions),
+		cli.DurationIn("ingest", "--pinned-ttl", *jf.pinnedTTL, 2*time.Second, 24*time.Hour),
+	); err != nil {
+		return s, nil, err
+	}
+	return s, &ingest.JetStream{URLs: strings.Split(broker, ","), Stream: *jf.stream, Partitions: *jf.partitions,
+		PinnedTTL: *jf.pinnedTTL, AckWait: *jf.ackWait}, nil
+}
+
+// lastValue is a flag's value that keeps the last one given.
+type lastValue struct {
+	flag.Value
+	last *string
+}
+
+func (v *lastValue) Set(s string) error {
+	*v.last = s
+	return v.Value.Set(s)
+}
+
+// flagGiven reports whether the command line set the flag name.
+func flagGiven(fs *flag.FlagSet, name string) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // openIngest opens the lake of cfg (its store for an s3:// lake) and

@@ -37,8 +37,12 @@ type committedSet struct {
 	epochs []epochSeqs // in no order; a few
 }
 
-// has reports whether window (epoch, seq) was committed.
+// has reports whether window (epoch, seq) was committed; a nil set
+// has none.
 func (c *committedSet) has(epoch, seq uint64) bool {
+	if c == nil {
+		return false
+	}
 	for i := range c.epochs {
 		if c.epochs[i].epoch == epoch {
 			return c.epochs[i].seqs.Has(seq)

@@ -126,6 +126,12 @@ type Config struct {
 	// ConnectTimeout bounds the wait for the first connection; default
 	// mqttclient.DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// JetStream, when set, takes the windows from a NATS JetStream
+	// cluster instead of Conn's MQTT broker (Conn's TLS files and user
+	// still apply). Group then names the consumers and their priority
+	// group (default DefaultJetStreamGroup); Leave does not apply (an
+	// instance always hands its partitions over at its end).
+	JetStream *JetStream
 	// Registerer receives the metrics, labelled instance=<ID> (several
 	// instances may share one); nil for none.
 	Registerer prometheus.Registerer
@@ -196,7 +202,21 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	if c.JetStream != nil {
+		if c.Group != "" && !natsName(c.Group) {
+			return fmt.Errorf("%w: group %q: a JetStream group is letters, digits, '_' and '-'", ErrConfig, c.Group)
+		}
+		return c.JetStream.validate(c.RollAge)
+	}
 	return nil
+}
+
+// jsGroup is the JetStream consumers' group.
+func (c Config) jsGroup() string {
+	if c.Group == "" {
+		return DefaultJetStreamGroup
+	}
+	return c.Group
 }
 
 // vehicleLevel returns the level of filter's first +, the vehicle's.

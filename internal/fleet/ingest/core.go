@@ -57,10 +57,13 @@ type VehicleCounters struct {
 }
 
 // ackRef is a message to acknowledge: its packet id on the connection
-// of generation gen. A QoS 0 message has id 0 and needs none.
+// of generation gen (MQTT; a QoS 0 message has id 0 and needs none), or
+// a JetStream message's reply subject, where its acknowledgement goes
+// (kept rather than the message, whose payload it would hold).
 type ackRef struct {
-	gen uint64
-	id  uint16
+	gen   uint64
+	id    uint16
+	reply string
 }
 
 // filterLevels is a filter split into its levels, and the vehicle's.
@@ -79,10 +82,18 @@ type core struct {
 	rec       *record
 	m         *metrics
 	ack       func([]ackRef) int // sends the acknowledgements of a commit, returns how many it sent
+	// streams is the partitions' record of a JetStream source (nil for
+	// MQTT); verify, set with it, checks before a manifest that no
+	// partition's messages taken can have been sent to another instance
+	// (oldest, by index: the earliest a message taken was stored, zero
+	// for none taken), and returns the consumers' acknowledgement floors.
+	streams *streamRecord
+	verify  func(oldest []time.Time) ([]uint64, error)
 
 	mu            sync.Mutex
 	vehicles      map[string]*vehicle
 	done          map[string]*committedSet // every vehicle's committed windows, by id, also of vehicles not seen since the start
+	others        map[string]*committedSet // the windows other instances committed, by id, as their manifests said when a partition came here (JetStream)
 	order         []*vehicle               // in order of arrival
 	win           envelope.Window
 	grp           grouper
@@ -279,6 +290,11 @@ func (c *core) handle(topic string, payload []byte, ref ackRef) {
 	if c.closing || c.err != nil {
 		return // not acknowledged: the broker sends it again
 	}
+	c.handleLocked(topic, payload, ref)
+}
+
+// handleLocked is handle with c.mu held.
+func (c *core) handleLocked(topic string, payload []byte, ref ackRef) {
 	c.acks = append(c.acks, ref)
 	c.c.Messages++
 	if len(payload) > c.cfg.MaxWindowBytes {
@@ -336,7 +352,7 @@ func (c *core) take(topic string, payload []byte) error {
 		return nil
 	}
 	v := c.vehicle(id)
-	if v.seen(w.Epoch, w.Seq) {
+	if v.seen(w.Epoch, w.Seq) || c.others[id].has(w.Epoch, w.Seq) {
 		c.c.Duplicates++
 		c.m.duplicates.Inc()
 		return nil
@@ -498,6 +514,13 @@ func (c *core) commit() error {
 	}
 	m := manifest{Format: 1, Owner: c.cfg.ID, Commit: n, Input: input, Files: files,
 		Rows: int64(c.c.Rows - c.committedRows), Windows: c.pendingWindows()}
+	if c.streams != nil {
+		streams, err := c.streamsCommitted(n)
+		if err != nil {
+			return err
+		}
+		m.Streams = streams
+	}
 	// From here the instance either records the commit or stops: its
 	// windows join the committed ones, which the manifest records whole.
 	for _, v := range c.order {
@@ -506,7 +529,7 @@ func (c *core) commit() error {
 	for _, id := range slices.Sorted(maps.Keys(c.done)) {
 		m.Committed = append(m.Committed, c.done[id].windows(id)...)
 	}
-	if len(m.Windows) > 0 || len(files) > 0 {
+	if len(m.Windows) > 0 || len(files) > 0 || len(m.Streams) > 0 {
 		if err := c.rec.writeJSON(c.rec.manifestName(n), m); err != nil {
 			return fmt.Errorf("%w: %d: %w", ErrCommit, n, err)
 		}

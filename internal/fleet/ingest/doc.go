@@ -45,4 +45,18 @@
 // session over; the first stops (ErrTakenOver) without committing what
 // it holds, told by the broker or by a subscription identifier not its
 // own (takeover.go).
+//
+// # From NATS JetStream
+//
+// With Config.JetStream the windows come from a stream instead
+// (jetstream.go, jsrun.go): a durable pull consumer per partition,
+// pinned by the server to one instance at a time; the instances of a
+// group announce themselves (presence.go) and each consumes the
+// partitions rendezvous hashing gives it. The core is the same (windows
+// to commits); a message is acknowledged by its reply subject once
+// committed, and what is skipped as taken is decided first by the
+// stream sequence: each manifest records, per partition, the sequence
+// committed up to and the ranges above it (streamseq.go), which an
+// instance reads from every instance's record when a partition comes to
+// it (corestream.go).
 package ingest

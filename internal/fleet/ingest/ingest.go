@@ -68,6 +68,15 @@ func newIngest(cfg Config, l openedLake) (*Ingest, error) {
 		cfg.Log.Info("removed the files of an unfinished commit", "files", r.removed)
 	}
 	c.resume(r)
+	if j := cfg.JetStream; j != nil {
+		var names []string
+		j := j.withDefaults(cfg.RollAge)
+		for k := range j.Partitions {
+			names = append(names, consumerName(cfg.jsGroup(), k))
+		}
+		c.streams = newStreamRecord(names, j.AckWait)
+		c.streams.resume(r.streams)
+	}
 	return &Ingest{cfg: cfg, core: c, close: l.close, ready: make(chan struct{}), subs: newSubIDs()}, nil
 }
 
@@ -92,6 +101,9 @@ func (in *Ingest) Run(ctx context.Context) (err error) {
 			err = cerr
 		}
 	}()
+	if in.cfg.JetStream != nil {
+		return in.runJetStream(ctx)
+	}
 	sess := &ackSession{SessionManager: state.NewInMemory(), batcher: &mqttclient.Batcher{}}
 	// Known in paho's reading goroutine, before the connection is
 	// reported down; the core's lock may be held by a commit meanwhile.

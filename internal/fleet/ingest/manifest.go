@@ -44,6 +44,11 @@ type manifest struct {
 	// committedSet: what a start skips. A manifest of an older version
 	// has none; a start then reads the windows of the latest ones.
 	Committed []manifestWindow `json:"committed,omitempty"`
+	// Streams is, for a JetStream source, every partition the owner has
+	// committed messages of: the stream sequence committed up to (the
+	// consumer's acknowledgement floor) and the ranges committed above
+	// it (streamseq.go). A redelivery within them is skipped.
+	Streams []manifestStream `json:"streams,omitempty"`
 }
 
 // manifestWindow is the windows of one vehicle and epoch in a commit.
@@ -100,6 +105,7 @@ func (r *record) pendingName(n uint64) string {
 type resumed struct {
 	next    uint64           // the next commit's number
 	windows []manifestWindow // the windows committed, Commit set
+	streams []manifestStream // the partitions, of the latest manifest
 	removed int              // data files of unfinished commits removed
 }
 
@@ -142,6 +148,9 @@ func (r *record) resume() (resumed, error) {
 		m, err := r.readManifest(done[i])
 		if err != nil {
 			return res, err
+		}
+		if i == len(done)-1 {
+			res.streams = m.Streams
 		}
 		for _, w := range m.Windows {
 			w.Commit = m.Commit

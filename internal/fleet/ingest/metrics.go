@@ -40,6 +40,7 @@ type metrics struct {
 	commits, takeovers               prometheus.Counter
 	commitSeconds                    prometheus.Histogram
 	unacked                          prometheus.Gauge
+	partitions                       prometheus.Gauge
 }
 
 // newMetrics makes an instance's metrics, labelled instance=<id> so
@@ -71,10 +72,12 @@ func newMetrics(reg prometheus.Registerer, id string) *metrics {
 			Help: "Time a commit takes: data files, manifest, acknowledgements.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)}),
 		unacked: prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_ingest_unacked",
 			Help: "Messages taken in and not yet acknowledged (committed at the next commit)."}),
+		partitions: prometheus.NewGauge(prometheus.GaugeOpts{Name: "candec_ingest_partitions",
+			Help: "JetStream: the stream's partitions this instance consumes."}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.windows, m.envelopes, m.rows, m.values, m.windowGaps, m.envelopeGaps,
-			m.duplicates, m.stale, m.malformed, m.commits, m.takeovers, m.commitSeconds, m.unacked)
+			m.duplicates, m.stale, m.malformed, m.commits, m.takeovers, m.commitSeconds, m.unacked, m.partitions)
 	}
 	return m
 }

@@ -1,0 +1,196 @@
+package natstest
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/yukart/candec/benchmarks/mqttsub"
+	"github.com/yukart/candec/internal/lab/natscluster"
+	"github.com/yukart/candec/mqttclient"
+	"github.com/yukart/candec/mqttclient/wire"
+)
+
+// RequireEnv names the environment variable that turns a nats-server
+// that cannot be built from a skip into a failure (CI sets it to 1).
+const RequireEnv = "CANDEC_REQUIRE_NATS"
+
+// Options configure Start: natscluster's, whose Binary, ConfigDir and
+// Dir Start fills.
+type Options = natscluster.Options
+
+var (
+	findOnce sync.Once
+	repo     string
+	binary   string
+	findErr  error
+)
+
+// Binary returns nats-server, built once per test binary, or skips the
+// test (fails it with RequireEnv=1) when it cannot be built.
+func Binary(t testing.TB) string {
+	t.Helper()
+	findOnce.Do(func() {
+		wd, err := os.Getwd()
+		if err != nil {
+			findErr = err
+			return
+		}
+		if repo, findErr = natscluster.Repo(wd); findErr != nil {
+			return
+		}
+		binary, findErr = natscluster.Find(repo)
+	})
+	if findErr != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("natstest: %v (and %s=1)", findErr, RequireEnv)
+		}
+		t.Skipf("natstest: no cluster can start here: %v", findErr)
+	}
+	return binary
+}
+
+// ConfigDir returns the repository's deploy/nats (after Binary).
+func ConfigDir(t testing.TB) string {
+	t.Helper()
+	Binary(t)
+	return repo + "/" + natscluster.ConfigDir
+}
+
+// Start starts a cluster as o says (3 nodes unless o.Nodes) in a
+// temporary directory, with its stream, and stops it when the test
+// ends.
+func Start(t testing.TB, o Options) *natscluster.Cluster {
+	t.Helper()
+	o.Binary = Binary(t)
+	o.ConfigDir = ConfigDir(t)
+	if o.Dir == "" {
+		o.Dir = t.TempDir()
+	}
+	c, err := natscluster.Start(context.Background(), o)
+	if err != nil {
+		t.Fatalf("natstest: %v", err)
+	}
+	t.Cleanup(func() {
+		c.Stop()
+		if t.Failed() {
+			for _, n := range c.Nodes {
+				t.Logf("natstest: %s's log: %s\n%s", n.Name, n.Log, natscluster.LogTail(n.Log, 20))
+			}
+		}
+	})
+	return c
+}
+
+// Connect connects to c over NATS as name (a certificate of c's CA with
+// that common name), and closes the connection when the test ends.
+func Connect(t testing.TB, c *natscluster.Cluster, name string, opts ...nats.Option) *nats.Conn {
+	t.Helper()
+	nc, err := c.Connect(name, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// Car connects to node i's MQTT listener as car id, over TLS with the
+// car's own certificate, as its bridge would (MQTT 3.1.1), with id as
+// its client id; the connection is closed when the test ends.
+//
+// The first MQTT client of the account has the node make MQTT's own
+// streams, which on a loaded machine can outlast the node's patience
+// (it closes the connection): like a bridge, Car tries again, for up to
+// a minute.
+func Car(t testing.TB, c *natscluster.Cluster, i int, id string) *mqttsub.Client {
+	t.Helper()
+	var cl *mqttsub.Client
+	var err error
+	for deadline := time.Now().Add(time.Minute); ; {
+		if cl, err = DialCar(c, i, id, id); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("natstest: car %s on %s: %v", id, c.Nodes[i].Name, err)
+		}
+		time.Sleep(200 * time.Millisecond) // a bridge's restart_timeout, shortened
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// DialCar connects to node i's MQTT listener with the certificate of
+// identity and the given client id (an attacker's may differ), and
+// returns the connection or why the node refused it.
+func DialCar(c *natscluster.Cluster, i int, identity, clientID string) (*mqttsub.Client, error) {
+	cert, key, err := c.Identity(identity)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return mqttsub.Dial(ctx, mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: clientID,
+		CAFile: c.CAFile, CertFile: cert, KeyFile: key}, func(_, _ []byte, _ int64) {})
+}
+
+// Client is the MQTT 3.1.1 client Car and DialCar return (a car's
+// bridge speaks 3.1.1, as nats-server does).
+type Client = mqttsub.Client
+
+// ErrRefused: a SUBSCRIBE (or CONNECT) the server refused.
+var ErrRefused = mqttsub.ErrRefused
+
+// Dial connects an MQTT 3.1.1 client with s (a car's own mosquitto, for
+// one), and closes it when the test ends.
+func Dial(t testing.TB, s mqttclient.Settings) *Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cl, err := mqttsub.Dial(ctx, s, func(_, _ []byte, _ int64) {})
+	if err != nil {
+		t.Fatalf("natstest: %s: %v", s.Broker, err)
+	}
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// PublishRetained connects to node i's MQTT listener as car id, sends
+// one retained QoS 1 PUBLISH of payload on topic, and returns once it
+// is acknowledged (what a bridge's notifications do; mqttsub sends no
+// retained message).
+func PublishRetained(t testing.TB, c *natscluster.Cluster, i int, id, topic string, payload []byte) {
+	t.Helper()
+	cert, key, err := c.Identity(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s := mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: id + "-retain", CAFile: c.CAFile, CertFile: cert, KeyFile: key}
+	conn, err := s.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	pub := wire.AppendPublishV311(nil, topic, 1, 1, payload)
+	pub[0] |= 1 // RETAIN
+	if _, err := conn.Write(append(wire.AppendConnectV311(nil, s.ClientID, "", "", time.Minute), pub...)); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	var buf []byte
+	for _, want := range []byte{wire.Connack, wire.Puback} {
+		typ, body, err := wire.ReadPacket(r, &buf, 1<<10)
+		if err != nil || typ>>4 != want {
+			t.Fatalf("natstest: retained publish on %s: packet %d (%x), %v; want %d", topic, typ, body, err, want)
+		}
+	}
+}
