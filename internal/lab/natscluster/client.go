@@ -48,7 +48,12 @@ func (c *Cluster) Connect(name string, opts ...nats.Option) (*nats.Conn, error) 
 }
 
 // createStream makes the fleet's stream (StreamFile) as the operator,
-// retrying while the cluster cannot place it yet.
+// retrying while the cluster cannot place it yet. Each request has its
+// own deadline, growing from 2 s to 16 s: a request the meta leader
+// never answers (it was being elected again, or a loaded node took
+// long to answer) would otherwise use up ctx's whole time. A request
+// that timed out may have made the stream: the next finds it made
+// (the same configuration is no error).
 func (c *Cluster) createStream(ctx context.Context) error {
 	cfg, err := ReadStream(c.o.ConfigDir)
 	if err != nil {
@@ -63,8 +68,10 @@ func (c *Cluster) createStream(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for {
-		_, err := js.CreateStream(ctx, cfg)
+	for wait := 2 * time.Second; ; wait = min(2*wait, 16*time.Second) {
+		try, cancel := context.WithTimeout(ctx, wait)
+		_, err := js.CreateStream(try, cfg)
+		cancel()
 		if err == nil {
 			return nil
 		}

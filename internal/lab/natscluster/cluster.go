@@ -33,9 +33,10 @@ var (
 const (
 	// DefaultNodes is the cluster's size (deploy/nats: 3, for R3).
 	DefaultNodes = 3
-	// DefaultReadyTimeout bounds how long Start and Restart wait for
-	// the cluster or a node to be ready, when the context has no
-	// earlier deadline. A loaded machine elects slowly.
+	// DefaultReadyTimeout bounds each step of Start (the meta leader
+	// named by every node, the stream made) and Restart's wait for the
+	// node to be healthy, when the context has no earlier deadline. A
+	// loaded machine elects slowly.
 	DefaultReadyTimeout = 60 * time.Second
 	// StopTimeout is how long Stop waits after SIGTERM for a node.
 	StopTimeout = 10 * time.Second
@@ -130,8 +131,6 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Nodes < 1 || o.Nodes > 9 {
 		return nil, fmt.Errorf("natscluster: %d nodes, want 1 to 9", o.Nodes)
 	}
-	ctx, cancel := readyContext(ctx)
-	defer cancel()
 	var c *Cluster
 	for try := 1; ; try++ {
 		var err error
@@ -142,7 +141,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 	}
 	if !o.NoStream {
-		if err := c.createStream(ctx); err != nil {
+		// A step of its own: its time starts once the meta leader is
+		// known.
+		ready, cancel := readyContext(ctx)
+		defer cancel()
+		if err := c.createStream(ready); err != nil {
 			c.Stop()
 			return nil, err
 		}
@@ -171,6 +174,8 @@ func startOnce(ctx context.Context, o Options, try int) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	ctx, cancel := readyContext(ctx)
+	defer cancel()
 	if err := c.waitMetaLeader(ctx); err != nil {
 		c.Stop()
 		for _, n := range c.Nodes {
