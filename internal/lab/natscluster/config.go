@@ -65,14 +65,27 @@ func ValidVehicle(id string) error {
 	return nil
 }
 
+// CarSubjects are the subjects a car may publish, %s its id: what its
+// bridge sends (deploy/mosquitto/bridge.conf, TestCarSubjects keeps
+// them alike), and nothing else. Whole subjects, not fleet.<id>.>: a
+// subject's length is then bounded, and one too long for FLEET's
+// source to store (its header names the subject, and a header is at
+// most 64 KiB) would hold every car's windows behind it.
+var CarSubjects = []string{"fleet.%s.yukart.window", "fleet.%s.yukart.decoder.status", "fleet.%s.yukart.decoder.campaign", "fleet.%s.bridge.state"}
+
 // CarUser returns a car's line of AccountsFile: the user of its
-// certificate, which may connect over MQTT only, publish under
-// fleet.<id>.> only and subscribe to nothing.
+// certificate, which may connect over MQTT only, publish CarSubjects
+// only and subscribe to nothing.
 func CarUser(id string) (string, error) {
 	if err := ValidVehicle(id); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf(`{ user: "CN=%s", allowed_connection_types: ["MQTT"], permissions: { publish: ["fleet.%s.>"], subscribe: { deny: [">"] } } }`, id, id), nil
+	subjects := make([]string, len(CarSubjects))
+	for i, s := range CarSubjects {
+		subjects[i] = `"` + fmt.Sprintf(s, id) + `"`
+	}
+	return fmt.Sprintf(`{ user: "CN=%s", allowed_connection_types: ["MQTT"], permissions: { publish: [%s], subscribe: { deny: [">"] } } }`,
+		id, strings.Join(subjects, ", ")), nil
 }
 
 // Accounts returns the text of AccountsFile with the cars' lines

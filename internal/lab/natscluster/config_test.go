@@ -2,6 +2,7 @@ package natscluster
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,8 +71,37 @@ func TestDeployAccounts(t *testing.T) {
 	if _, err := Accounts("accounts {}", nil); err == nil {
 		t.Fatal("Accounts of a text without the marks: no error")
 	}
-	if _, err := CarLines(strings.Replace(string(b), `publish: ["fleet.kart01.>"]`, `publish: ["fleet.>"]`, 1)); err == nil {
-		t.Fatal("CarLines took a car line that publishes under fleet.>")
+	if _, err := CarLines(strings.Replace(string(b), `publish: ["fleet.kart01.yukart.window"`, `publish: ["fleet.kart01.>"`, 1)); err == nil {
+		t.Fatal("CarLines took a car line that publishes under fleet.kart01.>")
+	}
+}
+
+// TestCarSubjects: a car may publish exactly what its bridge sends
+// (deploy/mosquitto/bridge.conf: its "out" topics and its state
+// notification), as NATS subjects.
+func TestCarSubjects(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "mosquitto", "bridge.conf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sent []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 6 && f[0] == "topic" && f[2] == "out":
+			sent = append(sent, f[5]+f[1]) // remote prefix + topic
+		case len(f) == 2 && f[0] == "notification_topic":
+			sent = append(sent, f[1])
+		}
+	}
+	var may []string
+	for _, s := range CarSubjects {
+		may = append(may, strings.ReplaceAll(fmt.Sprintf(s, "kart01"), ".", "/"))
+	}
+	slices.Sort(sent)
+	slices.Sort(may)
+	if len(sent) == 0 || !slices.Equal(sent, may) {
+		t.Fatalf("bridge.conf sends %q, a car may publish %q", sent, may)
 	}
 }
 
