@@ -32,21 +32,28 @@ func TestNATSBridgeNodeKill(t *testing.T) {
 	brokertest.RequireMosquitto(t) // the car's broker and its bridge
 	for _, tc := range []struct {
 		name string
-		// victim is the node to kill, bridge the bridge's first address.
-		nodes func(c *natscluster.Cluster, fleet, msgs int) (victim, bridge int)
+		// fleet and msgs are the nodes to lead FLEET and $MQTT_msgs,
+		// victim the one to kill, bridge the bridge's first address;
+		// node 0 led FLEET when the cluster started.
+		fleet, msgs, victim, bridge int
 	}{
-		{"the bridge's node", func(c *natscluster.Cluster, fleet, _ int) (int, int) {
-			n := (fleet + 1) % len(c.Nodes)
-			return n, n
-		}},
-		{"FLEET's leader", func(c *natscluster.Cluster, fleet, _ int) (int, int) { return fleet, (fleet + 1) % len(c.Nodes) }},
-		{"$MQTT_msgs' leader", func(c *natscluster.Cluster, _, msgs int) (int, int) { return msgs, (msgs + 1) % len(c.Nodes) }},
+		{"the bridge's node", 0, 0, 1, 1},
+		{"FLEET's leader", 0, 1, 0, 2},
+		{"$MQTT_msgs' leader", 0, 1, 1, 2},
+		{"both leaders", 0, 0, 0, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := natstest.Start(t, natstest.Options{Cars: []string{"kart01"}})
 			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 			defer cancel()
-			victim, first := tc.nodes(c, nodeIndex(t, c, c.StreamLeader(ctx)), nodeIndex(t, c, c.Leader(ctx, natscluster.MsgsStream)))
+			// Node indexes counted from FLEET's first leader.
+			at := func(i int) int { return (nodeIndex(t, c, c.StreamLeader(ctx)) + i) % len(c.Nodes) }
+			fleetAt, msgsAt, victim, first := at(tc.fleet), at(tc.msgs), at(tc.victim), at(tc.bridge)
+			for s, n := range map[string]int{c.Stream: fleetAt, natscluster.MsgsStream: msgsAt} {
+				if err := c.MoveLeader(ctx, s, c.Nodes[n].Name); err != nil {
+					t.Fatal(err)
+				}
+			}
 			car := startBridgedCar(t, c, "kart01", first)
 			pub := carPublisher(t, car)
 			sent := 0

@@ -160,3 +160,32 @@ func (c *Cluster) Leader(ctx context.Context, stream string) string {
 	}
 	return ""
 }
+
+// MoveLeader has stream's leader step down in favour of node (a name,
+// nats1 …), as the operator, and waits until node leads it: a test
+// that SIGKILLs the leader of one stream chooses whether that node also
+// leads another.
+func (c *Cluster) MoveLeader(ctx context.Context, stream, node string) error {
+	nc, err := c.Connect("fleet-admin")
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	req, err := json.Marshal(map[string]any{"placement": map[string]string{"preferred": node}})
+	if err != nil {
+		return err
+	}
+	for ctx.Err() == nil {
+		if c.Leader(ctx, stream) == node {
+			return nil
+		}
+		// The answer says little the next look at /jsz does not; a step
+		// down refused (a replica not current yet) is asked again.
+		_, _ = nc.RequestWithContext(ctx, "$JS.API.STREAM.LEADER.STEPDOWN."+stream, req)
+		select {
+		case <-ctx.Done():
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("natscluster: %s's leader to %s: %w (leader %q)", stream, node, ctx.Err(), c.Leader(context.Background(), stream))
+}
