@@ -43,7 +43,12 @@ func TestNATSFleetACL(t *testing.T) {
 	mustPublish(t, kart02, "fleet/kart02/yukart/window", "own")
 	for _, topic := range []string{"fleet/kart01/yukart/window", "fleet/kart01/bridge/state", "yukart/window",
 		"fleet/kart020/x", "fleet/kart02", "$JS/API/CONSUMER/CREATE/FLEET/evil", "$JS/API/STREAM/DELETE/FLEET",
-		"p/0/fleet/kart01/yukart/window", "$MQTT/msgs/fleet/kart01/yukart/window", "candec/ingest/lake/alive"} {
+		"p/0/fleet/kart01/yukart/window", "$MQTT/msgs/fleet/kart01/yukart/window", "candec/ingest/lake/alive",
+		// FLEET's source: its deliveries, its flow control, the API of
+		// $MQTT_msgs and of its consumer.
+		"fleetsource/FLEET", "$JS/FC/$MQTT_msgs/FLEET/x", "$JS/API/CONSUMER/DELETE/$MQTT_msgs/FLEET",
+		// Under its own prefix, but not a subject its bridge sends.
+		"fleet/kart02/x", "fleet/kart02/yukart/window/x"} {
 		mustPublish(t, kart02, topic, "spoof") // acknowledged (MQTT 3.1.1 has no refusal), and dropped
 	}
 	// Through another node: the permissions are the cluster's.
@@ -73,7 +78,7 @@ func TestNATSFleetACL(t *testing.T) {
 		t.Errorf("the ingest heard %q on %s from a car", m.Data, m.Subject)
 	}
 	strangers(t, c)
-	ingestReads(ctx, t, c, []string{
+	ingestReads(ctx, t, c, kart02, []string{
 		"p.*.fleet.kart02.yukart.window own", "p.*.fleet.kart01.yukart.window kart01's",
 		"p.*.fleet.kart02.yukart.window after", "p.*.fleet.kart02.yukart.window retained"})
 }
@@ -144,9 +149,11 @@ func strangers(t *testing.T, c *natscluster.Cluster) {
 }
 
 // ingestReads: the ingest makes a consumer of the stream and reads
-// exactly want (subject and payload; * any partition), in order, and
-// cannot make or delete a stream.
-func ingestReads(ctx context.Context, t *testing.T, c *natscluster.Cluster, want []string) {
+// exactly want (subject and payload; * any partition), in order; it
+// cannot make or delete a stream, nor touch FLEET's source (its
+// consumer of $MQTT_msgs, its deliveries, its flow control), and car's
+// next window still comes.
+func ingestReads(ctx context.Context, t *testing.T, c *natscluster.Cluster, car *natstest.Client, want []string) {
 	t.Helper()
 	violations := make(chan error, 10)
 	nc := natstest.Connect(t, c, "ingest", nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
@@ -167,39 +174,22 @@ func ingestReads(ctx context.Context, t *testing.T, c *natscluster.Cluster, want
 	if err != nil {
 		t.Fatalf("the ingest's consumer: %v", err)
 	}
-	var got []string
-	for len(got) < len(want)+1 && ctx.Err() == nil {
-		batch, err := cons.Fetch(10, jetstream.FetchMaxWait(time.Second))
-		if err != nil {
-			t.Fatal(err)
-		}
-		n := 0
-		for m := range batch.Messages() {
-			n++
-			p := strings.SplitN(m.Subject(), ".", 3)
-			got = append(got, p[0]+".*."+p[2]+" "+string(m.Data()))
-			// What the ingest learns of a message beside its subject: its
-			// QoS, nothing of a retain flag.
-			if h := m.Headers(); len(h) != 1 || h.Get("Nmqtt-Pub") != "1" {
-				t.Errorf("%s %q: headers %v, want Nmqtt-Pub: 1 only", m.Subject(), m.Data(), h)
-			}
-			if err := m.Ack(); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if n == 0 && len(got) >= len(want) {
-			break // a second of nothing more
-		}
-	}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("the stream held\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
-	}
+	readExactly(ctx, t, cons, want)
 	for what, call := range map[string]func(context.Context) error{
 		"made a stream": func(ctx context.Context) error {
 			_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "EVIL", Subjects: []string{"fleet.>"}})
 			return err
 		},
 		"deleted the fleet's stream": func(ctx context.Context) error { return js.DeleteStream(ctx, c.Stream) },
+		"deleted FLEET's source consumer": func(ctx context.Context) error {
+			return js.DeleteConsumer(ctx, natscluster.MsgsStream, c.Source)
+		},
+		"published on FLEET's source": func(ctx context.Context) error {
+			return published(nc.Publish("fleetsource."+c.Source, []byte("spoof")))
+		},
+		"replied to FLEET's flow control": func(ctx context.Context) error {
+			return published(nc.Publish("$JS.FC."+natscluster.MsgsStream+"."+c.Source+".x", nil))
+		},
 	} {
 		short, cancel := context.WithTimeout(ctx, 2*time.Second)
 		err := call(short)
@@ -215,5 +205,53 @@ func ingestReads(ctx context.Context, t *testing.T, c *natscluster.Cluster, want
 		case <-ctx.Done():
 			t.Fatalf("the ingest %s: no permissions violation", what)
 		}
+	} // None of it changed FLEET or its source: the car's next window
+	// comes, alone.
+	mustPublish(t, car, "fleet/kart02/yukart/window", "last")
+	readExactly(ctx, t, cons, []string{"p.*.fleet.kart02.yukart.window last"})
+}
+
+// errPublished: a publish was sent; the server answers it with a
+// permissions violation, or not at all.
+var errPublished = errors.New("published")
+
+func published(err error) error {
+	if err == nil {
+		return errPublished
+	}
+	return err
+}
+
+// readExactly reads cons until it has held want (subject and payload;
+// * any partition), in order, and a second more of nothing.
+func readExactly(ctx context.Context, t *testing.T, cons jetstream.Consumer, want []string) {
+	t.Helper()
+	var got []string
+	for len(got) < len(want)+1 && ctx.Err() == nil {
+		batch, err := cons.Fetch(10, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			p := strings.SplitN(m.Subject(), ".", 3)
+			got = append(got, p[0]+".*."+p[2]+" "+string(m.Data()))
+			// What the ingest learns of a message beside its subject: its
+			// QoS and where FLEET sourced it from, nothing of a retain
+			// flag.
+			if h := m.Headers(); len(h) != 2 || h.Get("Nmqtt-Pub") != "1" || !strings.HasPrefix(h.Get("Nats-Stream-Source"), natscluster.MsgsStream) {
+				t.Errorf("%s %q: headers %v, want Nmqtt-Pub: 1 and Nats-Stream-Source only", m.Subject(), m.Data(), h)
+			}
+			if err := m.Ack(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n == 0 && len(got) >= len(want) {
+			break // a second of nothing more
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the stream held\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

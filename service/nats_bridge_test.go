@@ -20,50 +20,84 @@ import (
 
 // TestNATSBridgeNodeKill: the car's mosquitto, bridged as bridge.conf
 // says to the three nodes of the NATS cluster (deploy/nats), goes on
-// through a SIGKILL of the node its bridge is connected to, started
-// again: every window the car sent is in the stream, none twice. The
-// node is not the one that leads the fleet's stream: a window published
-// while that stream has no leader is acknowledged to the car and lost
-// (docs/fleet.md, "Where NATS can drop a window").
+// through a SIGKILL of a node, started again: every window the car sent
+// is in the stream FLEET, and none twice but for the bridge's resends
+// (each its own message of $MQTT_msgs, which the ingest skips by
+// vehicle, epoch and sequence). The node killed is the bridge's own, or
+// FLEET's leader, or $MQTT_msgs' leader with the bridge on another node:
+// a window is acknowledged to the bridge once stored in $MQTT_msgs, and
+// leaves it only once FLEET has stored it (docs/fleet.md, "Where a
+// window is acknowledged").
 func TestNATSBridgeNodeKill(t *testing.T) {
 	brokertest.RequireMosquitto(t) // the car's broker and its bridge
-	c := natstest.Start(t, natstest.Options{Cars: []string{"kart01"}})
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
-	// The bridge starts on the first address: a node that does not
-	// lead the stream.
-	first := (nodeIndex(t, c, c.StreamLeader(ctx)) + 1) % len(c.Nodes)
-	car := startBridgedCar(t, c, "kart01", first)
-	pub := carPublisher(t, car)
-	sent := 0
-	send := func(d time.Duration) { // 200 windows a second, as 5 ms windows would
-		for end := time.Now().Add(d); time.Now().Before(end); {
-			sent++
-			if err := pub.Publish1("yukart/window", []byte(fmt.Sprint(sent))); err != nil {
-				t.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		// fleet and msgs are the nodes to lead FLEET and $MQTT_msgs,
+		// victim the one to kill, bridge the bridge's first address;
+		// node 0 led FLEET when the cluster started.
+		fleet, msgs, victim, bridge int
+	}{
+		{"the bridge's node", 0, 0, 1, 1},
+		{"FLEET's leader", 0, 1, 0, 2},
+		{"$MQTT_msgs' leader", 0, 1, 1, 2},
+		{"both leaders", 0, 0, 0, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := natstest.Start(t, natstest.Options{Cars: []string{"kart01"}})
+			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			defer cancel()
+			// Node indexes counted from FLEET's first leader.
+			at := func(i int) int { return (nodeIndex(t, c, c.StreamLeader(ctx)) + i) % len(c.Nodes) }
+			fleetAt, msgsAt, victim, first := at(tc.fleet), at(tc.msgs), at(tc.victim), at(tc.bridge)
+			for s, n := range map[string]int{c.Stream: fleetAt, natscluster.MsgsStream: msgsAt} {
+				if err := c.MoveLeader(ctx, s, c.Nodes[n].Name); err != nil {
+					t.Fatal(err)
+				}
 			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	send(2 * time.Second)
-	killAndRestart(ctx, t, c, first, send)
-	send(2 * time.Second)
-	counts := streamPayloads(ctx, t, c, sent)
-	lost, twice := 0, 0
-	for i := 1; i <= sent; i++ {
-		switch n := counts[fmt.Sprint(i)]; {
-		case n == 0:
-			lost++
-		case n > 1:
-			twice += n - 1
-		}
-	}
-	t.Logf("%d windows sent, %d lost, %d in the stream twice (the bridge's resends)", sent, lost, twice)
-	if lost != 0 || len(counts) != sent {
-		t.Errorf("%d of %d windows lost (%d distinct payloads in the stream)", lost, sent, len(counts))
-	}
-	if nodes := bridgeAddresses(t, car.Log); len(nodes) < 2 {
-		t.Errorf("the bridge connected to %v only: it never failed over", nodes)
+			car := startBridgedCar(t, c, "kart01", first)
+			pub := carPublisher(t, car)
+			sent := 0
+			send := func(d time.Duration) { // 200 windows a second, as 5 ms windows would
+				for end := time.Now().Add(d); time.Now().Before(end); {
+					sent++
+					if err := pub.Publish1("yukart/window", []byte(fmt.Sprint(sent))); err != nil {
+						t.Fatal(err)
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			send(2 * time.Second)
+			led := []string{}
+			for _, s := range []string{c.Stream, natscluster.MsgsStream} {
+				if c.Leader(ctx, s) == c.Nodes[victim].Name {
+					led = append(led, s)
+				}
+			}
+			killAndRestart(ctx, t, c, victim, send)
+			send(2 * time.Second)
+			copies := streamPayloads(ctx, t, c, sent)
+			lost, resent, twice := 0, 0, 0
+			for i := 1; i <= sent; i++ {
+				seqs := copies[fmt.Sprint(i)]
+				if len(seqs) == 0 {
+					lost++
+				}
+				distinct := map[string]bool{}
+				for _, q := range seqs {
+					distinct[q] = true
+				}
+				resent += len(distinct) - min(len(distinct), 1)
+				twice += len(seqs) - len(distinct)
+			}
+			t.Logf("%s killed (%s, leading %v), the bridge on %s: %d windows sent, %d lost, %d copies resent by the bridge, %d stored twice from one message of $MQTT_msgs",
+				c.Nodes[victim].Name, tc.name, led, c.Nodes[first].Name, sent, lost, resent, twice)
+			if lost != 0 || len(copies) != sent || twice != 0 {
+				t.Errorf("%d of %d windows lost (%d distinct in the stream), %d stored twice", lost, sent, len(copies), twice)
+			}
+			if nodes := bridgeAddresses(t, car.Log); victim == first && len(nodes) < 2 {
+				t.Errorf("the bridge connected to %v only: it never failed over", nodes)
+			}
+		})
 	}
 }
 
@@ -135,9 +169,11 @@ func carPublisher(t *testing.T, car *mosquitto.Process) *natstest.Client {
 }
 
 // streamPayloads reads the fleet's stream as the ingest until it has
-// held want distinct payloads, or nothing more comes for 10 s, and
-// returns how many times each payload came.
-func streamPayloads(ctx context.Context, t *testing.T, c *natscluster.Cluster, want int) map[string]int {
+// held want distinct payloads and 2 s more pass with nothing, or nothing
+// more comes for 10 s, and
+// returns the copies of each payload: the sequence in $MQTT_msgs each
+// was sourced from (its Nats-Stream-Source header).
+func streamPayloads(ctx context.Context, t *testing.T, c *natscluster.Cluster, want int) map[string][]string {
 	t.Helper()
 	js, err := jetstream.New(natstest.Connect(t, c, "ingest"))
 	if err != nil {
@@ -151,21 +187,30 @@ func streamPayloads(ctx context.Context, t *testing.T, c *natscluster.Cluster, w
 	if err != nil {
 		t.Fatal(err)
 	}
-	counts := map[string]int{}
-	for idle := time.Now(); len(counts) < want && time.Since(idle) < 10*time.Second && ctx.Err() == nil; {
+	copies := map[string][]string{}
+	// Every payload, then 2 s of nothing (a copy may come late).
+	for idle := time.Now(); ctx.Err() == nil; {
+		if quiet := time.Since(idle); len(copies) >= want && quiet > 2*time.Second || quiet > 10*time.Second {
+			break
+		}
 		batch, err := cons.Fetch(1000, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for m := range batch.Messages() {
 			if strings.HasSuffix(m.Subject(), ".yukart.window") {
-				counts[string(m.Data())]++
+				// "$MQTT_msgs:C=… <sequence> <filter> <transform> <subject> …"
+				src := strings.Fields(m.Headers().Get("Nats-Stream-Source"))
+				if len(src) < 2 || !strings.HasPrefix(src[0], natscluster.MsgsStream) {
+					t.Fatalf("%s %q: Nats-Stream-Source %q, want $MQTT_msgs' sequence", m.Subject(), m.Data(), src)
+				}
+				copies[string(m.Data())] = append(copies[string(m.Data())], src[1])
 				idle = time.Now()
 			}
 			_ = m.Ack()
 		}
 	}
-	return counts
+	return copies
 }
 
 // bridgeAddresses returns the addresses the car's bridge connected to,

@@ -254,7 +254,7 @@ func TestJetStreamBadInput(t *testing.T) {
 	car := f.car(t, "kart10")
 	car.publish(t, "fleet/kart10/yukart/window", [][]byte{[]byte("not a window"), []byte(`{"seq":1}`), []byte{0x81, 0xa1}}, false)
 	car.publish(t, "fleet/kart10/yukart/window", wins[:50], false)
-	car.publish(t, "fleet/kart10/yukart/status", wins[:1], false)
+	car.publish(t, "fleet/kart10/yukart/decoder/status", wins[:1], false) // a subject the car may publish, of no filter
 	r.waitFor(t, "every message", func(c Counters) bool { return c.Messages == 55 })
 	if got := gathered(t, reg, "candec_ingest_partitions", "", ""); got != DefaultPartitions {
 		t.Errorf("candec_ingest_partitions %v, want every partition (%d) for an instance alone", got, DefaultPartitions)

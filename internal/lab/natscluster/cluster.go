@@ -34,7 +34,7 @@ const (
 	// DefaultNodes is the cluster's size (deploy/nats: 3, for R3).
 	DefaultNodes = 3
 	// DefaultReadyTimeout bounds each step of Start (the meta leader
-	// named by every node, the stream made) and Restart's wait for the
+	// named by every node, each of the streams and the consumer made) and Restart's wait for the
 	// node to be healthy, when the context has no earlier deadline. A
 	// loaded machine elects slowly.
 	DefaultReadyTimeout = 60 * time.Second
@@ -48,8 +48,8 @@ const (
 type Options struct {
 	// Binary is nats-server (Find).
 	Binary string
-	// ConfigDir holds ConfigFile, AccountsFile and StreamFile: the
-	// repository's deploy/nats.
+	// ConfigDir holds ConfigFile, AccountsFile, MsgsFile,
+	// SourceConsumerFile and StreamFile: the repository's deploy/nats.
 	ConfigDir string
 	// Dir holds the run's certificates, the nodes' stores, their
 	// configuration and their logs.
@@ -59,7 +59,8 @@ type Options struct {
 	// Cars are the vehicle ids with a user each (CarUser); nil keeps
 	// the configuration's own cars.
 	Cars []string
-	// NoStream leaves the stream out (a test that makes its own).
+	// NoStream leaves the streams and the source consumer out (a test
+	// that makes its own).
 	NoStream bool
 }
 
@@ -71,6 +72,9 @@ type Cluster struct {
 	CAFile string
 	// Stream is the fleet stream's name (StreamFile's).
 	Stream string
+	// Source is the durable consumer of MsgsStream through which Stream
+	// takes the cars' windows (SourceConsumerFile's).
+	Source string
 
 	o      Options
 	ca     *ca
@@ -123,7 +127,9 @@ func (c *Cluster) ClientURLs() string {
 }
 
 // Start starts the cluster as o says, waits until it is ready and makes
-// the fleet's stream; on an error every node started is stopped.
+// what the operator makes (ReadDeploy: $MQTT_msgs, the source consumer,
+// the fleet's stream, in that order); on an error every node started is
+// stopped.
 func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Nodes == 0 {
 		o.Nodes = DefaultNodes
@@ -141,11 +147,9 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 	}
 	if !o.NoStream {
-		// A step of its own: its time starts once the meta leader is
-		// known.
-		ready, cancel := readyContext(ctx)
-		defer cancel()
-		if err := c.createStream(ready); err != nil {
+		// Steps of their own (each has DefaultReadyTimeout): their time
+		// starts once the meta leader is known.
+		if err := c.createDeploy(ctx); err != nil {
 			c.Stop()
 			return nil, err
 		}
@@ -199,13 +203,18 @@ func prepare(o Options, now time.Time) (*Cluster, error) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("natscluster: %w", err)
 	}
-	stream, err := ReadStream(o.ConfigDir)
+	d, err := ReadDeploy(o.ConfigDir)
 	if err != nil {
 		return nil, err
 	}
-	if stream.Replicas > o.Nodes {
-		return nil, fmt.Errorf("natscluster: %s's stream %s has %d replicas: it needs as many nodes, not %d",
-			StreamFile, stream.Name, stream.Replicas, o.Nodes)
+	for _, r := range []struct {
+		file, name string
+		replicas   int
+	}{{MsgsFile, d.Msgs.Name, d.Msgs.Replicas}, {SourceConsumerFile, d.Source.Durable, d.Source.Replicas}, {StreamFile, d.Stream.Name, d.Stream.Replicas}} {
+		if r.replicas > o.Nodes {
+			return nil, fmt.Errorf("natscluster: %s's %s has %d replicas: it needs as many nodes, not %d",
+				r.file, r.name, r.replicas, o.Nodes)
+		}
 	}
 	if err := copyConfig(o); err != nil {
 		return nil, err
@@ -214,7 +223,7 @@ func prepare(o Options, now time.Time) (*Cluster, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{CAFile: authority.file, Stream: stream.Name, o: o, ca: authority, ids: map[string][2]string{}}
+	c := &Cluster{CAFile: authority.file, Stream: d.Stream.Name, Source: d.Source.Durable, o: o, ca: authority, ids: map[string][2]string{}}
 	ports, err := freePorts(4 * o.Nodes)
 	if err != nil {
 		return nil, err

@@ -20,9 +20,23 @@ const (
 	// includes it.
 	AccountsFile = "accounts.conf"
 	// StreamFile is the fleet's stream, as the JetStream API writes it
-	// (nats stream add --config).
+	// (nats stream add --config): FLEET, sourced from MsgsFile's stream
+	// through SourceConsumerFile's consumer.
 	StreamFile = "stream.json"
+	// MsgsFile is nats-server's own stream of the MQTT QoS 1 messages
+	// ($MQTT_msgs), made by the operator before the first car connects
+	// (the server then uses it as it is).
+	MsgsFile = "mqtt-msgs.json"
+	// SourceConsumerFile is the durable consumer of MsgsFile's stream
+	// through which StreamFile's stream sources the cars' windows
+	// (nats consumer add --config).
+	SourceConsumerFile = "source-consumer.json"
 )
+
+// MsgsStream is the name nats-server gives the stream in which it
+// keeps an account's MQTT QoS 1 messages, and acknowledges a car's
+// PUBLISH once a message is stored there.
+const MsgsStream = "$MQTT_msgs"
 
 // The marks of AccountsFile between which the cars' lines are.
 const (
@@ -51,14 +65,27 @@ func ValidVehicle(id string) error {
 	return nil
 }
 
+// CarSubjects are the subjects a car may publish, %s its id: what its
+// bridge sends (deploy/mosquitto/bridge.conf, TestCarSubjects keeps
+// them alike), and nothing else. Whole subjects, not fleet.<id>.>: a
+// subject's length is then bounded, and one too long for FLEET's
+// source to store (its header names the subject, and a header is at
+// most 64 KiB) would hold every car's windows behind it.
+var CarSubjects = []string{"fleet.%s.yukart.window", "fleet.%s.yukart.decoder.status", "fleet.%s.yukart.decoder.campaign", "fleet.%s.bridge.state"}
+
 // CarUser returns a car's line of AccountsFile: the user of its
-// certificate, which may connect over MQTT only, publish under
-// fleet.<id>.> only and subscribe to nothing.
+// certificate, which may connect over MQTT only, publish CarSubjects
+// only and subscribe to nothing.
 func CarUser(id string) (string, error) {
 	if err := ValidVehicle(id); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf(`{ user: "CN=%s", allowed_connection_types: ["MQTT"], permissions: { publish: ["fleet.%s.>"], subscribe: { deny: [">"] } } }`, id, id), nil
+	subjects := make([]string, len(CarSubjects))
+	for i, s := range CarSubjects {
+		subjects[i] = `"` + fmt.Sprintf(s, id) + `"`
+	}
+	return fmt.Sprintf(`{ user: "CN=%s", allowed_connection_types: ["MQTT"], permissions: { publish: [%s], subscribe: { deny: [">"] } } }`,
+		id, strings.Join(subjects, ", ")), nil
 }
 
 // Accounts returns the text of AccountsFile with the cars' lines
@@ -113,17 +140,78 @@ func CarLines(text string) ([]string, error) {
 // ReadStream reads the fleet's stream from dir/StreamFile.
 func ReadStream(dir string) (jetstream.StreamConfig, error) {
 	var cfg jetstream.StreamConfig
-	b, err := os.ReadFile(filepath.Join(dir, StreamFile))
-	if err != nil {
-		return cfg, fmt.Errorf("natscluster: %w", err)
+	name := filepath.Join(dir, StreamFile)
+	if err := readJSON(name, &cfg); err != nil {
+		return cfg, err
 	}
-	if err := json.Unmarshal(b, &cfg); err != nil {
-		return cfg, fmt.Errorf("natscluster: %s: %w", filepath.Join(dir, StreamFile), err)
-	}
-	if cfg.Name == "" || len(cfg.Subjects) == 0 {
-		return cfg, fmt.Errorf("natscluster: %s: a stream needs a name and subjects", filepath.Join(dir, StreamFile))
+	if cfg.Name == "" || len(cfg.Subjects) == 0 && len(cfg.Sources) == 0 {
+		return cfg, fmt.Errorf("natscluster: %s: a stream needs a name, and subjects or sources", name)
 	}
 	return cfg, nil
+}
+
+// Deploy is what the operator makes on the cluster, in this order
+// (deploy/nats): MQTT's message stream, FLEET's source consumer on it,
+// and FLEET. A window reaches FLEET only through the consumer, so that
+// it leaves $MQTT_msgs only once FLEET has stored it.
+type Deploy struct {
+	// Msgs is MsgsFile's stream ($MQTT_msgs).
+	Msgs jetstream.StreamConfig
+	// Source is SourceConsumerFile's consumer of Msgs.
+	Source jetstream.ConsumerConfig
+	// Stream is StreamFile's stream (FLEET).
+	Stream jetstream.StreamConfig
+}
+
+// ReadDeploy reads the three files of dir and checks that they fit
+// together: Msgs is nats-server's MsgsStream; Stream sources Msgs
+// through Source, by Source's name and deliver subject; Source is
+// durable and acknowledged by FLEET's flow control (stored, then
+// acknowledged).
+func ReadDeploy(dir string) (Deploy, error) {
+	var d Deploy
+	var err error
+	if d.Stream, err = ReadStream(dir); err != nil {
+		return d, err
+	}
+	msgs := filepath.Join(dir, MsgsFile)
+	if err := readJSON(msgs, &d.Msgs); err != nil {
+		return d, err
+	}
+	if d.Msgs.Name != MsgsStream || d.Msgs.Retention != jetstream.InterestPolicy {
+		return d, fmt.Errorf("natscluster: %s: stream %q (%s), want %s with interest retention, as nats-server makes it", msgs, d.Msgs.Name, d.Msgs.Retention, MsgsStream)
+	}
+	cons := filepath.Join(dir, SourceConsumerFile)
+	if err := readJSON(cons, &d.Source); err != nil {
+		return d, err
+	}
+	if d.Source.Durable == "" || d.Source.DeliverSubject == "" || d.Source.AckPolicy != jetstream.AckFlowControlPolicy {
+		return d, fmt.Errorf("natscluster: %s: want a durable push consumer (durable_name, deliver_subject) with ack_policy flow_control", cons)
+	}
+	var src *jetstream.StreamSource
+	for _, s := range d.Stream.Sources {
+		if s != nil && s.Name == d.Msgs.Name {
+			src = s
+		}
+	}
+	if len(d.Stream.Subjects) > 0 || len(d.Stream.Sources) != 1 || src == nil || src.Consumer == nil ||
+		src.Consumer.Name != d.Source.Durable || src.Consumer.DeliverSubject != d.Source.DeliverSubject {
+		return d, fmt.Errorf("natscluster: %s: stream %s must take no subjects and one source, %s through consumer %s on %s (%s)",
+			filepath.Join(dir, StreamFile), d.Stream.Name, d.Msgs.Name, d.Source.Durable, d.Source.DeliverSubject, SourceConsumerFile)
+	}
+	return d, nil
+}
+
+// readJSON reads name's JSON into v.
+func readJSON(name string, v any) error {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return fmt.Errorf("natscluster: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("natscluster: %s: %w", name, err)
+	}
+	return nil
 }
 
 // DeployPartitions is how many partitions deploy/nats/stream.json
@@ -132,12 +220,18 @@ const DeployPartitions = 16
 
 // Partitions returns how many partitions the stream's subject transform
 // makes ({{partition(n,1)}}), with the subject of partition k being
-// PartitionFilter(k).
+// PartitionFilter(k): the transform of its one source (StreamFile), or
+// the stream's own for a stream of subjects.
 func Partitions(cfg jetstream.StreamConfig) (int, error) {
-	if cfg.SubjectTransform == nil {
-		return 0, fmt.Errorf("natscluster: stream %s has no subject transform", cfg.Name)
+	var d string
+	switch {
+	case len(cfg.Sources) == 1 && cfg.Sources[0] != nil && len(cfg.Sources[0].SubjectTransforms) == 1:
+		d = cfg.Sources[0].SubjectTransforms[0].Destination
+	case len(cfg.Sources) == 0 && cfg.SubjectTransform != nil:
+		d = cfg.SubjectTransform.Destination
+	default:
+		return 0, fmt.Errorf("natscluster: stream %s has no subject transform, or not one only", cfg.Name)
 	}
-	d := cfg.SubjectTransform.Destination
 	_, rest, ok := strings.Cut(d, "{{partition(")
 	num, _, ok2 := strings.Cut(rest, ",")
 	n, err := strconv.Atoi(strings.TrimSpace(num))

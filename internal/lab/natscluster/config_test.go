@@ -2,6 +2,7 @@ package natscluster
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 func TestValidVehicle(t *testing.T) {
@@ -68,28 +71,109 @@ func TestDeployAccounts(t *testing.T) {
 	if _, err := Accounts("accounts {}", nil); err == nil {
 		t.Fatal("Accounts of a text without the marks: no error")
 	}
-	if _, err := CarLines(strings.Replace(string(b), `publish: ["fleet.kart01.>"]`, `publish: ["fleet.>"]`, 1)); err == nil {
-		t.Fatal("CarLines took a car line that publishes under fleet.>")
+	if _, err := CarLines(strings.Replace(string(b), `publish: ["fleet.kart01.yukart.window"`, `publish: ["fleet.kart01.>"`, 1)); err == nil {
+		t.Fatal("CarLines took a car line that publishes under fleet.kart01.>")
 	}
 }
 
-func TestReadStream(t *testing.T) {
-	cfg, err := ReadStream(filepath.Join("..", "..", "..", ConfigDir))
+// TestCarSubjects: a car may publish exactly what its bridge sends
+// (deploy/mosquitto/bridge.conf: its "out" topics and its state
+// notification), as NATS subjects.
+func TestCarSubjects(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "deploy", "mosquitto", "bridge.conf"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Replicas != 3 || cfg.SubjectTransform == nil || !strings.Contains(cfg.SubjectTransform.Destination, "partition(") {
-		t.Fatalf("stream %+v: want R3, partitioned", cfg)
+	var sent []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) == 6 && f[0] == "topic" && f[2] == "out":
+			sent = append(sent, f[5]+f[1]) // remote prefix + topic
+		case len(f) == 2 && f[0] == "notification_topic":
+			sent = append(sent, f[1])
+		}
 	}
-	if n, err := Partitions(cfg); err != nil || n != DeployPartitions {
-		t.Fatalf("Partitions = %d, %v; want %d", n, err, DeployPartitions)
+	var may []string
+	for _, s := range CarSubjects {
+		may = append(may, strings.ReplaceAll(fmt.Sprintf(s, "kart01"), ".", "/"))
 	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, StreamFile), []byte(`{"name": "FLEET"`), 0o600); err != nil {
+	slices.Sort(sent)
+	slices.Sort(may)
+	if len(sent) == 0 || !slices.Equal(sent, may) {
+		t.Fatalf("bridge.conf sends %q, a car may publish %q", sent, may)
+	}
+}
+
+// TestReadStream reads deploy/nats's three files: FLEET is R3, takes
+// no subjects of its own and sources $MQTT_msgs through the durable
+// flow-controlled consumer, partitioned by its transform; files that
+// do not fit together are refused, naming the file.
+func TestReadStream(t *testing.T) {
+	deploy := filepath.Join("..", "..", "..", ConfigDir)
+	d, err := ReadDeploy(deploy)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ReadStream(dir); err == nil || !strings.Contains(err.Error(), StreamFile) {
-		t.Fatalf("ReadStream of a broken file: %v, want an error naming it", err)
+	if d.Stream.Replicas != 3 || d.Msgs.Replicas != 3 || d.Source.Replicas != 3 {
+		t.Fatalf("replicas %d, %d, %d: want R3 for FLEET, $MQTT_msgs and the source consumer", d.Stream.Replicas, d.Msgs.Replicas, d.Source.Replicas)
+	}
+	if len(d.Stream.Subjects) != 0 || d.Stream.SubjectTransform != nil {
+		t.Fatalf("stream %s takes subjects %q (transform %+v): a window published on the core subject is stored with no acknowledgement back",
+			d.Stream.Name, d.Stream.Subjects, d.Stream.SubjectTransform)
+	}
+	if d.Msgs.Subjects[0] != "$MQTT.msgs.>" || d.Source.FilterSubject != "$MQTT.msgs.fleet.>" || d.Source.MaxDeliver != -1 || !d.Source.FlowControl {
+		t.Fatalf("$MQTT_msgs %q, consumer %+v", d.Msgs.Subjects, d.Source)
+	}
+	if n, err := Partitions(d.Stream); err != nil || n != DeployPartitions {
+		t.Fatalf("Partitions = %d, %v; want %d", n, err, DeployPartitions)
+	}
+	if tr := d.Stream.Sources[0].SubjectTransforms[0]; !strings.HasPrefix(tr.Source, "$MQTT.msgs.fleet.") {
+		t.Fatalf("the source's transform %+v does not take $MQTT.msgs.fleet.…", tr)
+	}
+	read := func(f string) string {
+		b, err := os.ReadFile(filepath.Join(deploy, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	for _, tc := range []struct{ file, from, to string }{
+		{StreamFile, `"name": "FLEET"`, `"name": "FLEET"`[:8]}, // broken JSON
+		{StreamFile, `"deliver_subject": "fleetsource.FLEET"`, `"deliver_subject": "elsewhere"`},
+		{StreamFile, `"name": "FLEET",`, `"name": "FLEET", "subjects": ["fleet.*.>"],`},
+		{SourceConsumerFile, `"ack_policy": "flow_control"`, `"ack_policy": "none"`},
+		{SourceConsumerFile, `"durable_name": "FLEET"`, `"durable_name": "OTHER"`},
+		{MsgsFile, `"name": "$MQTT_msgs"`, `"name": "MSGS"`},
+		{MsgsFile, `"retention": "interest"`, `"retention": "limits"`},
+	} {
+		dir := t.TempDir()
+		for _, f := range []string{StreamFile, SourceConsumerFile, MsgsFile} {
+			text := read(f)
+			if f == tc.file {
+				if !strings.Contains(text, tc.from) {
+					t.Fatalf("%s holds no %q", f, tc.from)
+				}
+				text = strings.Replace(text, tc.from, tc.to, 1)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), []byte(text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := ReadDeploy(dir); err == nil || !strings.Contains(err.Error(), tc.file) {
+			t.Errorf("ReadDeploy with %s's %q as %q: %v, want an error naming %s", tc.file, tc.from, tc.to, err, tc.file)
+		}
+	}
+	// A stream of subjects (no source) is partitioned by its own transform.
+	own := d.Stream
+	own.Sources, own.Subjects = nil, []string{"fleet.*.>"}
+	own.SubjectTransform = &jetstream.SubjectTransformConfig{Source: "fleet.*.>", Destination: "p.{{partition(4,1)}}.fleet.{{wildcard(1)}}.>"}
+	if n, err := Partitions(own); err != nil || n != 4 {
+		t.Fatalf("Partitions of a stream of subjects = %d, %v; want 4", n, err)
+	}
+	own.SubjectTransform = nil
+	if _, err := Partitions(own); err == nil {
+		t.Fatal("Partitions of a stream with no transform: no error")
 	}
 }
 

@@ -13,8 +13,14 @@
 // values in the environment, as the deployment does (FLEET_NODE,
 // FLEET_LISTEN, …; the file's comments say which). Ports are free ones
 // of 127.0.0.1, kept for a node's restart. It returns once the cluster
-// has a JetStream meta leader on every node's word, and then makes the
-// fleet's stream from deploy/nats/stream.json as the operator would.
+// has a JetStream meta leader on every node's word, and then makes, as
+// the operator would and in this order, MQTT's message stream
+// ($MQTT_msgs, mqtt-msgs.json), FLEET's durable source consumer on it
+// (source-consumer.json) and the fleet's stream (stream.json), each
+// step with its own ready time and every request its own deadline.
+// FLEET takes the cars' windows only through that consumer, which
+// $MQTT_msgs deletes a window for once FLEET has stored it (ReadDeploy
+// checks the three fit together; Leader names a stream's leader).
 //
 // Identity issues a client certificate of the run's CA: the common name
 // is the user (verify_and_map), "ingest", "fleet-admin" or a car's id.

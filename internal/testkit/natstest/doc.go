@@ -1,7 +1,8 @@
 // Package natstest starts the fleet's NATS cluster for a test: N nodes
 // of nats-server on free ports of 127.0.0.1, from the repository's own
 // configuration (deploy/nats) with certificates of a CA made for the
-// test, and the fleet's stream (package natscluster does the work).
+// test, and the fleet's stream with its source (package natscluster does
+// the work).
 //
 // nats-server is built from its Go module (natscluster.Find, `go tool
 // -n nats-server`; .ci/run builds it in the background first, so the

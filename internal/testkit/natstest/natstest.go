@@ -3,6 +3,7 @@ package natstest
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"sync"
 	"testing"
@@ -165,32 +166,53 @@ func Dial(t testing.TB, s mqttclient.Settings) *Client {
 // retained message).
 func PublishRetained(t testing.TB, c *natscluster.Cluster, i int, id, topic string, payload []byte) {
 	t.Helper()
+	pub := wire.AppendPublishV311(nil, topic, 1, 1, payload)
+	pub[0] |= 1 // RETAIN
+	if err := Send(c, i, id, pub); err != nil {
+		t.Fatalf("natstest: retained publish on %s: %v", topic, err)
+	}
+}
+
+// Send connects to node i's MQTT listener as car id (client id
+// id+"-raw"), writes pub (one PUBLISH as package wire makes it, of any
+// QoS, flags and size) and then a PINGREQ, and returns once the node
+// has answered both: the PUBACK of a QoS 1 PUBLISH, and the PINGRESP
+// (so a QoS 0 PUBLISH was read). An error says what the node did
+// instead (closed the connection, as for a PUBLISH over max_payload).
+func Send(c *natscluster.Cluster, i int, id string, pub []byte) error {
 	cert, key, err := c.Identity(id)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s := mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: id + "-retain", CAFile: c.CAFile, CertFile: cert, KeyFile: key}
+	s := mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: id + "-raw", CAFile: c.CAFile, CertFile: cert, KeyFile: key}
 	conn, err := s.Dial(ctx)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
-	pub := wire.AppendPublishV311(nil, topic, 1, 1, payload)
-	pub[0] |= 1 // RETAIN
-	if _, err := conn.Write(append(wire.AppendConnectV311(nil, s.ClientID, "", "", time.Minute), pub...)); err != nil {
-		t.Fatal(err)
+	// The CONNACK comes first; the PUBACK follows the store in
+	// JetStream, so it may come after the PINGRESP.
+	want := map[byte]bool{wire.Pingresp: true}
+	if pub[0]>>1&3 == 1 {
+		want[wire.Puback] = true
+	}
+	packets := append(wire.AppendConnectV311(nil, s.ClientID, "", "", time.Minute), pub...)
+	if _, err := conn.Write(append(packets, wire.Pingreq<<4, 0)); err != nil {
+		return fmt.Errorf("%s: %w", c.Nodes[i].Name, err)
 	}
 	r := bufio.NewReader(conn)
 	var buf []byte
-	for _, want := range []byte{wire.Connack, wire.Puback} {
+	for first := true; len(want) > 0; first = false {
 		typ, body, err := wire.ReadPacket(r, &buf, 1<<10)
-		if err != nil || typ>>4 != want {
-			t.Fatalf("natstest: retained publish on %s: packet %d (%x), %v; want %d", topic, typ, body, err, want)
+		if err != nil || first && typ>>4 != wire.Connack || !first && !want[typ>>4] {
+			return fmt.Errorf("%s: packet %d (%x), %v; want %v", c.Nodes[i].Name, typ>>4, body, err, want)
 		}
+		delete(want, typ>>4)
 	}
+	return nil
 }
