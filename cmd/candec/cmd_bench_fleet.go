@@ -215,12 +215,12 @@ func runFleetBench(ctx context.Context, e cli.Env, f fleetFlags, duration, warmu
 	if _, err := fleetDBCFiles(*f.dbc); err != nil {
 		return err
 	}
+	if *f.campaign != "" && *f.engine == fleet.EngineNATS {
+		return badFlag("bench", "campaign", *f.campaign, "a run on --engine mosquitto: on the NATS cluster a car may subscribe to nothing (deploy/nats/accounts.conf), so no campaign reaches it")
+	}
 	nc, err := natsConfig(f)
 	if err != nil {
 		return err
-	}
-	if *f.campaign != "" && *f.engine == fleet.EngineNATS {
-		return badFlag("bench", "campaign", *f.campaign, "a run on --engine mosquitto: on the NATS cluster a car may subscribe to nothing (deploy/nats/accounts.conf), so no campaign reaches it")
 	}
 	if need := int64(*f.cars) * int64((duration+warmup).Seconds()+1) * carBytesPerSec; need > maxDriveBytes {
 		return cli.Exit(2, fmt.Errorf("bench: %d cars for %v hold about %.1f GB of windows, made before the run (at most %d GB): fewer cars or a shorter --duration",
