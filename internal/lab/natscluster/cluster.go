@@ -34,9 +34,9 @@ const (
 	// DefaultNodes is the cluster's size (deploy/nats: 3, for R3).
 	DefaultNodes = 3
 	// DefaultReadyTimeout bounds each step of Start (the meta leader
-	// named by every node, each of the streams and the consumer made) and Restart's wait for the
-	// node to be healthy, when the context has no earlier deadline. A
-	// loaded machine elects slowly.
+	// named by every node; each of the streams and the consumer made)
+	// and Restart's wait for the node to be healthy, when the context
+	// has no earlier deadline. A loaded machine elects slowly.
 	DefaultReadyTimeout = 60 * time.Second
 	// StopTimeout is how long Stop waits after SIGTERM for a node.
 	StopTimeout = 10 * time.Second
