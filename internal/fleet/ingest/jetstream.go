@@ -153,7 +153,7 @@ type jsPart struct {
 
 	lastD, gen uint64 // the last delivery's consumer sequence, and the connection's generation then
 
-	leader     string    // the consumer's leader its last info named (verify's)
+	leader     string    // the consumer's leader its last info named (setup's, then verify's)
 	leaderSeen time.Time // when an info first named it
 }
 
@@ -235,7 +235,13 @@ func (s *jsSource) setup(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("ingest: the consumer %s of stream %s: %w", consumerName(s.group, k), s.cfg.Stream, err)
 		}
-		s.parts = append(s.parts, &jsPart{k: k, cons: c})
+		// The consumer's leader now: a pin of none later is trusted
+		// while it still leads (verify).
+		p := &jsPart{k: k, cons: c, leaderSeen: s.in.cfg.Now()}
+		if info := c.CachedInfo(); info != nil && info.Cluster != nil {
+			p.leader = info.Cluster.Leader
+		}
+		s.parts = append(s.parts, p)
 	}
 	return nil
 }

@@ -302,7 +302,17 @@ func TestJetStreamHandover(t *testing.T) {
 	f := startJS(t, cars...)
 	wins := carWindows(t, envelope.JSON)[:600]
 	dir := t.TempDir()
-	a := startIngest(t, jsConfig(t, f, "a", dir))
+	// No instance dies here, so nothing waits for a redelivery: the ack
+	// wait only bounds how long an instance may hold a partition's
+	// messages across the handover (half of it; longer and it stops, as
+	// it must). A minute, not the other tests' 20 s: under the race
+	// detector at load average 18 a commit held them 14 s.
+	cfgOf := func(id string) Config {
+		c := jsConfig(t, f, id, dir)
+		c.JetStream.AckWait = time.Minute
+		return c
+	}
+	a := startIngest(t, cfgOf("a"))
 	var wg sync.WaitGroup
 	for _, id := range cars {
 		c := f.car(t, id)
@@ -314,7 +324,7 @@ func TestJetStreamHandover(t *testing.T) {
 		})
 	}
 	a.waitFor(t, "windows of every car", func(c Counters) bool { return len(c.Vehicles) == len(cars) })
-	b := startIngest(t, jsConfig(t, f, "b", dir))
+	b := startIngest(t, cfgOf("b"))
 	wg.Wait()
 	total := len(cars) * len(wins)
 	for deadline := time.Now().Add(90 * time.Second); len(windowsCommitted(manifests(t, dir))) < total && time.Now().Before(deadline); {
