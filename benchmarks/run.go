@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/yukart/candec/internal/base/child"
 	"github.com/yukart/candec/internal/base/numfmt"
 	"github.com/yukart/candec/internal/cmdkit/brokerflags"
 	"github.com/yukart/candec/mqttclient"
@@ -293,7 +294,7 @@ func (r *run) startDecoder(ctx context.Context) error {
 	case <-p.Exited():
 		return p.Running()
 	case <-time.After(r.cfg.ReadyTimeout):
-		return fmt.Errorf("%w: the decoder published no \"online\" on %s within %v\n%s", ErrNotReady, StatusTopic, r.cfg.ReadyTimeout, stack.Tail(p.Log, 15))
+		return fmt.Errorf("%w: the decoder published no \"online\" on %s within %v\n%s", ErrNotReady, StatusTopic, r.cfg.ReadyTimeout, child.Tail(p.Log, 15))
 	case <-ctx.Done():
 		return ctx.Err()
 	}

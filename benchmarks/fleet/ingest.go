@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/benchmarks/stack"
+	"github.com/yukart/candec/internal/base/child"
 	"github.com/yukart/candec/internal/lab/mosquitto"
 )
 
@@ -64,7 +65,7 @@ func (in *ingest) ready(ctx context.Context, mark string) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("fleet: %s: no %q in its log after 30 s: %s", in.p.Name, mark, stack.Tail(in.p.Log, 3))
+			return fmt.Errorf("fleet: %s: no %q in its log after 30 s: %s", in.p.Name, mark, child.Tail(in.p.Log, 3))
 		}
 		if err := sleepUntil(ctx, time.Now().Add(50*time.Millisecond)); err != nil {
 			return err

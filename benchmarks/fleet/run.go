@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/yukart/candec/benchmarks/procstat"
-	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/campaign"
+	"github.com/yukart/candec/internal/base/child"
 	"github.com/yukart/candec/internal/lab/latency"
 )
 
@@ -466,7 +466,7 @@ func (r *run) drain(ctx context.Context, res *Result) error {
 	var errs []error
 	for _, in := range r.ingests {
 		if err := in.p.Stop(30 * time.Second); err != nil {
-			errs = append(errs, fmt.Errorf("fleet: %s: %w (%s)", in.p.Name, err, stack.Tail(in.p.Log, 3)))
+			errs = append(errs, fmt.Errorf("fleet: %s: %w (%s)", in.p.Name, err, child.Tail(in.p.Log, 3)))
 		}
 	}
 	if n, ok := r.cloud.(*natsCloud); ok {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/yukart/candec/internal/base/child"
@@ -76,7 +75,7 @@ func StartProcess(name string, o Options, exe string, args ...string) (*Process,
 func (p *Process) Running() error {
 	select {
 	case <-p.Exited():
-		return fmt.Errorf("%w: %s: %v: %s", ErrExited, p.Name, p.Err(), Tail(p.Log, 1))
+		return fmt.Errorf("%w: %s: %v: %s", ErrExited, p.Name, p.Err(), child.Tail(p.Log, 1))
 	default:
 		return nil
 	}
@@ -94,17 +93,4 @@ func (p *Process) Stop(timeout time.Duration) error {
 		return fmt.Errorf("stack: %s did not stop within %v of SIGTERM; killed", p.Name, timeout)
 	}
 	return err
-}
-
-// Tail returns the last n lines of a file, or why it cannot be read.
-func Tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

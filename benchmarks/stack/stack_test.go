@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yukart/candec/internal/base/child"
 	"github.com/yukart/candec/internal/lab/mosquitto"
 	"github.com/yukart/candec/internal/testkit/brokertest"
 )
@@ -65,7 +66,7 @@ func TestProcessStopKillsStubbornChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Wait until the trap is set.
-	for Tail(p.Log, 1) != "started" {
+	for child.Tail(p.Log, 1) != "started" {
 		time.Sleep(5 * time.Millisecond)
 	}
 	start := time.Now()
@@ -76,7 +77,7 @@ func TestProcessStopKillsStubbornChild(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("Stop took %v", d)
 	}
-	if got := Tail(p.Log, 5); got != "started" {
+	if got := child.Tail(p.Log, 5); got != "started" {
 		t.Errorf("log = %q, want %q", got, "started")
 	}
 }

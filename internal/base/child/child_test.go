@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +75,32 @@ func TestStopKillsStubbornChild(t *testing.T) {
 func TestStartMissingBinary(t *testing.T) {
 	if _, err := Start(exec.Command(filepath.Join(t.TempDir(), "missing"))); err == nil {
 		t.Error("Start of a missing binary: got nil, want an error")
+	}
+}
+
+func TestTail(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		name, text string
+		n          int
+		want       string
+	}{
+		{"fewer lines than n", "a\nb\n", 5, "a\nb"},
+		{"the last n", "a\nb\nc\nd\n", 2, "c\nd"},
+		{"no final newline", "a\nb\nc", 1, "c"},
+		{"empty", "", 3, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_"))
+			if err := os.WriteFile(path, []byte(tt.text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if got := Tail(path, tt.n); got != tt.want {
+				t.Errorf("Tail(%q, %d) = %q, want %q", tt.text, tt.n, got, tt.want)
+			}
+		})
+	}
+	if got := Tail(filepath.Join(dir, "missing"), 3); !strings.Contains(got, "no such file") {
+		t.Errorf("Tail of a missing file = %q, want why it cannot be read", got)
 	}
 }

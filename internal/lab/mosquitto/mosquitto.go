@@ -1,7 +1,6 @@
 package mosquitto
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -157,7 +156,7 @@ func Start(ctx context.Context, o Options) (*Process, error) {
 		}
 		// Try another port only when this one was taken.
 		if _, statErr := os.Stat(filepath.Join(o.Dir, LogFile)); statErr == nil &&
-			!strings.Contains(tail(filepath.Join(o.Dir, LogFile), 10), "Address already in use") {
+			!strings.Contains(child.Tail(filepath.Join(o.Dir, LogFile), 10), "Address already in use") {
 			return nil, err
 		}
 	}
@@ -190,7 +189,7 @@ func start(ctx context.Context, o Options, port int) (*Process, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, fmt.Errorf("mosquitto: on %s: %w\n%s", addr, err, tail(log, 10))
+		return nil, fmt.Errorf("mosquitto: on %s: %w\n%s", addr, err, child.Tail(log, 10))
 	}
 	return p, nil
 }
@@ -342,22 +341,4 @@ func FreePort() (int, error) {
 
 // LogTail returns the last n lines of the log of a broker started in
 // dir, or why it cannot be read.
-func LogTail(dir string, n int) string { return tail(filepath.Join(dir, LogFile), n) }
-
-// tail returns the last n lines of a file, or why it cannot.
-func tail(path string, n int) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	defer f.Close()
-	var lines []string
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		lines = append(lines, s.Text())
-		if len(lines) > n {
-			lines = lines[1:]
-		}
-	}
-	return strings.Join(lines, "\n")
-}
+func LogTail(dir string, n int) string { return child.Tail(filepath.Join(dir, LogFile), n) }

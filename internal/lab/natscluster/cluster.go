@@ -183,7 +183,7 @@ func startOnce(ctx context.Context, o Options, try int) (*Cluster, error) {
 	if err := c.waitMetaLeader(ctx); err != nil {
 		c.Stop()
 		for _, n := range c.Nodes {
-			if strings.Contains(LogTail(n.Log, 20), "address already in use") {
+			if strings.Contains(child.Tail(n.Log, 20), "address already in use") {
 				return nil, fmt.Errorf("%w: %w", errPortTaken, err)
 			}
 		}
@@ -412,7 +412,7 @@ func (c *Cluster) poll(ctx context.Context, ready func() bool) error {
 			select {
 			case <-p.Exited():
 				if !c.killed(n) {
-					return fmt.Errorf("%w: %s exited: %v\n%s", ErrNotReady, n.Name, p.Err(), LogTail(n.Log, 15))
+					return fmt.Errorf("%w: %s exited: %v\n%s", ErrNotReady, n.Name, p.Err(), child.Tail(n.Log, 15))
 				}
 			default:
 			}
@@ -442,7 +442,7 @@ func (c *Cluster) killed(n *Node) bool {
 func (c *Cluster) logTails(lines int) string {
 	var b strings.Builder
 	for _, n := range c.Nodes {
-		fmt.Fprintf(&b, "--- %s (%s)\n%s\n", n.Name, n.Log, LogTail(n.Log, lines))
+		fmt.Fprintf(&b, "--- %s (%s)\n%s\n", n.Name, n.Log, child.Tail(n.Log, lines))
 	}
 	return b.String()
 }
@@ -475,18 +475,4 @@ var monitorClient = &http.Client{Transport: &http.Transport{DisableKeepAlives: t
 // healthy reports whether n's /healthz says ok.
 func healthy(ctx context.Context, n *Node) bool {
 	return bytes.Contains(monitor(ctx, n, "/healthz"), []byte(`"ok"`))
-}
-
-// LogTail returns the last n lines of a log file, or why it cannot be
-// read.
-func LogTail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err.Error()
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

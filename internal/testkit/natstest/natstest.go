@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/yukart/candec/benchmarks/mqttsub"
+	"github.com/yukart/candec/internal/base/child"
 	"github.com/yukart/candec/internal/lab/natscluster"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/mqttclient/wire"
@@ -81,7 +82,7 @@ func Start(t testing.TB, o Options) *natscluster.Cluster {
 		c.Stop()
 		if t.Failed() {
 			for _, n := range c.Nodes {
-				t.Logf("natstest: %s's log: %s\n%s", n.Name, n.Log, natscluster.LogTail(n.Log, 20))
+				t.Logf("natstest: %s's log: %s\n%s", n.Name, n.Log, child.Tail(n.Log, 20))
 			}
 		}
 	})
