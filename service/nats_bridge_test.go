@@ -175,18 +175,7 @@ func carPublisher(t *testing.T, car *mosquitto.Process) *natstest.Client {
 // was sourced from (its Nats-Stream-Source header).
 func streamPayloads(ctx context.Context, t *testing.T, c *natscluster.Cluster, want int) map[string][]string {
 	t.Helper()
-	js, err := jetstream.New(natstest.Connect(t, c, "ingest"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := js.Stream(ctx, c.Stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "count", AckPolicy: jetstream.AckExplicitPolicy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cons := ingestConsumer(ctx, t, c, "count")
 	copies := map[string][]string{}
 	// Every payload, then 2 s of nothing (a copy may come late).
 	for idle := time.Now(); ctx.Err() == nil; {
@@ -229,4 +218,23 @@ func bridgeAddresses(t *testing.T, log string) map[string]bool {
 		}
 	}
 	return seen
+}
+
+// ingestConsumer makes the durable consumer name of the fleet's
+// stream, connected as the ingest.
+func ingestConsumer(ctx context.Context, t *testing.T, c *natscluster.Cluster, name string) jetstream.Consumer {
+	t.Helper()
+	js, err := jetstream.New(natstest.Connect(t, c, "ingest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctx, c.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: name, AckPolicy: jetstream.AckExplicitPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cons
 }

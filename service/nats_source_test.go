@@ -86,18 +86,7 @@ func TestNATSSourceHostile(t *testing.T) {
 // two minutes fails the test: the source is stalled.
 func fleetReader(ctx context.Context, t *testing.T, c *natscluster.Cluster) func(until string) []string {
 	t.Helper()
-	js, err := jetstream.New(natstest.Connect(t, c, "ingest"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := js.Stream(ctx, c.Stream)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cons, err := st.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{Durable: "hostile", AckPolicy: jetstream.AckExplicitPolicy})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cons := ingestConsumer(ctx, t, c, "hostile")
 	return func(until string) []string {
 		t.Helper()
 		var got []string
