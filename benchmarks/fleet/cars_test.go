@@ -17,6 +17,21 @@ func testCars(t testing.TB, n int, drive time.Duration) []Car {
 // testCarsAt makes n cars' drives starting at start (ns).
 func testCarsAt(t testing.TB, n int, drive time.Duration, start int64) []Car {
 	t.Helper()
+	cfg := testCarConfig(t, drive, start)
+	cars := make([]Car, n)
+	for i := range cars {
+		var err error
+		if cars[i], err = NewCar(cfg, i); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cars
+}
+
+// testCarConfig is the test cars' config: the kart's DBC and its idle
+// capture, drives of drive from start (ns).
+func testCarConfig(t testing.TB, drive time.Duration, start int64) CarConfig {
+	t.Helper()
 	db, err := dbc.Load("../../testdata/yukart.dbc")
 	if err != nil {
 		t.Fatal(err)
@@ -25,14 +40,7 @@ func testCarsAt(t testing.TB, n int, drive time.Duration, start int64) []Car {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := CarConfig{DB: db, Frames: fs, Drive: drive, Start: start, Seed: 7}
-	cars := make([]Car, n)
-	for i := range cars {
-		if cars[i], err = NewCar(cfg, i); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return cars
+	return CarConfig{DB: db, Frames: fs, Drive: drive, Start: start, Seed: 7}
 }
 
 // TestNewCar: a car's windows are the window stream of candec's engine:

@@ -2,28 +2,18 @@ package fleet
 
 import (
 	"bytes"
-	"context"
 	"testing"
 	"time"
 
-	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/pipeline"
 )
 
 // liveConfig is the cars' config of testCars, with the drive of every
 // car made live from 1 s on.
 func liveConfig(t *testing.T, drive time.Duration) CarConfig {
-	t.Helper()
-	db, err := dbc.Load("../../testdata/yukart.dbc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fs, err := ReadFrames(context.Background(), "../../testdata/idle.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return CarConfig{DB: db, Frames: fs, Drive: drive, Start: 1_800_000_000_000_000_000, Seed: 7,
-		LiveFrom: time.Second, Live: func(string) bool { return true }}
+	cfg := testCarConfig(t, drive, 1_800_000_000_000_000_000)
+	cfg.LiveFrom, cfg.Live = time.Second, func(string) bool { return true }
+	return cfg
 }
 
 // TestLiveDrive: a car whose drive is made step by step during the run
