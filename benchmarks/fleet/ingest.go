@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -12,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/internal/base/child"
 	"github.com/yukart/candec/internal/lab/mosquitto"
@@ -87,40 +88,38 @@ func (in *ingest) metric(ctx context.Context, name string) (float64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("fleet: %s metrics: %s", in.p.Name, resp.Status)
 	}
-	return sumMetric(resp.Body, name)
+	v, err := sumMetric(resp.Body, name)
+	if err != nil {
+		return 0, fmt.Errorf("fleet: %s metrics: %w", in.p.Name, err)
+	}
+	return v, nil
 }
 
-// sumMetric sums the samples of metric name in Prometheus's text
-// format; an error when there is none.
+// metricAlways is a counter an ingest always exposes; a page without it
+// is no ingest's.
+const metricAlways = "candec_ingest_commits_total"
+
+// sumMetric sums the counter name's samples on a page of Prometheus's
+// text format. A per-vehicle counter has no sample until the first
+// vehicle's window (an ingest whose consumers have not started yet): it
+// is 0 where the page is an ingest's (metricAlways there), an error
+// otherwise.
 func sumMetric(r io.Reader, name string) (float64, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 1<<20)
-	var sum float64
-	found := false
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || rest == "" || rest[0] != ' ' && rest[0] != '{' {
-			continue
-		}
-		if i := strings.LastIndexByte(rest, '}'); i >= 0 {
-			rest = rest[i+1:]
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[0], 64)
-		if err != nil {
-			return 0, fmt.Errorf("fleet: metric %s: %q: %w", name, line, err)
-		}
-		sum, found = sum+v, true
-	}
-	if err := sc.Err(); err != nil {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(r)
+	if err != nil {
 		return 0, err
 	}
-	if !found {
-		return 0, fmt.Errorf("fleet: no metric %s", name)
+	f, ok := fams[name]
+	if !ok {
+		if _, ingest := fams[metricAlways]; ingest {
+			return 0, nil
+		}
+		return 0, fmt.Errorf("no metric %s, nor %s", name, metricAlways)
+	}
+	var sum float64
+	for _, m := range f.GetMetric() {
+		sum += m.GetCounter().GetValue()
 	}
 	return sum, nil
 }
