@@ -222,7 +222,11 @@ func (s *jsSource) setup(ctx context.Context) error {
 	s.js = js
 	ctx, cancel := context.WithTimeout(ctx, s.in.cfg.ConnectTimeout)
 	defer cancel()
-	st, err := js.Stream(ctx, s.cfg.Stream)
+	var st jetstream.Stream
+	err = answered(ctx, func(ctx context.Context) (err error) {
+		st, err = js.Stream(ctx, s.cfg.Stream)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("ingest: stream %s: %w", s.cfg.Stream, err)
 	}
@@ -231,7 +235,11 @@ func (s *jsSource) setup(ctx context.Context) error {
 		return fmt.Errorf("%w: the stream %s makes %d partitions, the ingest reads %d (--partitions)", ErrConfig, s.cfg.Stream, n, s.cfg.Partitions)
 	}
 	for k := range s.cfg.Partitions {
-		c, err := st.CreateOrUpdateConsumer(ctx, s.consumerConfig(k))
+		var c jetstream.Consumer
+		err := answered(ctx, func(ctx context.Context) (err error) {
+			c, err = st.CreateOrUpdateConsumer(ctx, s.consumerConfig(k))
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("ingest: the consumer %s of stream %s: %w", consumerName(s.group, k), s.cfg.Stream, err)
 		}
@@ -244,6 +252,41 @@ func (s *jsSource) setup(ctx context.Context) error {
 		s.parts = append(s.parts, p)
 	}
 	return nil
+}
+
+// firstAttempt is how long answered waits for the first answer; each
+// attempt after it waits twice as long as the one before.
+const firstAttempt = 2 * time.Second
+
+// answered calls f until the cluster answers it, or ctx ends. A
+// JetStream API request goes unanswered while the nodes elect their
+// leaders or make their routes again (a cluster just started, a node
+// just killed), and an answer of status 5xx says the same; f is sent
+// again (the ingest's requests at setup are idempotent). Any other
+// answer, a stream not found say, returns at once.
+func answered(ctx context.Context, f func(context.Context) error) error {
+	for wait := firstAttempt; ; wait *= 2 {
+		actx, cancel := context.WithTimeout(ctx, wait)
+		err := f(actx)
+		cancel()
+		if err == nil || ctx.Err() != nil || !unanswered(err) {
+			return err
+		}
+		select { // no responders comes at once: not a busy loop
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// unanswered tells whether err means the cluster did not answer yet.
+func unanswered(err error) bool {
+	var api *jetstream.APIError
+	if errors.As(err, &api) {
+		return api.Code >= 500
+	}
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, nats.ErrTimeout) || errors.Is(err, nats.ErrNoResponders)
 }
 
 // consumerConfig is partition k's consumer: durable, explicit
