@@ -257,7 +257,9 @@ func (c *Client) read(r *bufio.Reader) error {
 // A packet ID still unacknowledged after 65,535 more publishes is
 // refused with ErrProtocol, as the ID space is used up. A client that
 // publishes does not subscribe: the two would share packet IDs.
-func (c *Client) Publish1(topic string, payload []byte) error { return c.publish1(topic, payload, false) }
+func (c *Client) Publish1(topic string, payload []byte) error {
+	return c.publish1(topic, payload, false)
+}
 
 // Retain1 is Publish1 of a retained message: a campaign pushed to a
 // car's policy topic, a car's acknowledgement.
