@@ -21,7 +21,7 @@ type car struct {
 	// lost, as a bridge does; nil: a lost connection ends the run.
 	redial redialFunc
 	h      mqttsub.Handler // the connection's messages: the policy topic's
-	sent   int // the windows published so far, in order
+	sent   int             // the windows published so far, in order
 	// Resent counts the windows sent again after a reconnection.
 	resent int
 	camp   *carCampaign // nil: a run without a campaign
