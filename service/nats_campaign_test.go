@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/yukart/candec/internal/testkit/brokertest"
 	"github.com/yukart/candec/internal/testkit/natstest"
 	"github.com/yukart/candec/mqttclient"
+	"github.com/yukart/candec/mqttclient/wire"
 )
 
 // TestNATSCampaignACL: with deploy/nats as shipped, the campaigns user
@@ -108,12 +110,15 @@ func campaignsUser(ctx context.Context, t *testing.T, c *natscluster.Cluster) {
 // bridge.conf says (its policy topic taken in at QoS 1, a persistent
 // session) is sent the campaign pushed while it was off, and the next
 // one live; its local subscriber (candec run's campaign_topic) gets
-// both. Its acknowledgement, sent retained through the bridge, reaches
-// the campaigns user; the fleet's stream holds its window only (no
+// both. Another car that takes its session (its client id, the session
+// kept) is sent none of its campaigns: the session's subscription is
+// the other car's to make, and its permissions refuse it. The car's
+// acknowledgement, sent retained through the bridge, reaches the
+// campaigns user; the fleet's stream holds its window only (no
 // acknowledgement, bridge state or policy).
 func TestNATSCampaignBridge(t *testing.T) {
 	brokertest.RequireMosquitto(t)
-	c := natstest.Start(t, natstest.Options{Cars: []string{"kart01"}})
+	c := natstest.Start(t, natstest.Options{Cars: []string{"kart01", "kart02"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	natstest.PublishRetained(t, c, 1, "campaigns", "fleet/kart01/yukart/policy", []byte("v1"))
@@ -130,6 +135,10 @@ func TestNATSCampaignBridge(t *testing.T) {
 	expect(ctx, t, got, "yukart/policy v1")
 	natstest.PublishRetained(t, c, 2, "campaigns", "fleet/kart01/yukart/policy", []byte("v2"))
 	expect(ctx, t, got, "yukart/policy v2")
+	sessionThief(ctx, t, c, func() {
+		natstest.PublishRetained(t, c, 0, "campaigns", "fleet/kart01/yukart/policy", []byte("v3"))
+	})
+	expect(ctx, t, got, "yukart/policy v3") // the bridge, back in its session
 	pub := carPublisher(t, car)
 	if err := pub.Retain1("yukart/decoder/campaign", []byte("applied v2")); err != nil {
 		t.Fatal(err)
@@ -139,6 +148,49 @@ func TestNATSCampaignBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	readExactly(ctx, t, ingestConsumer(ctx, t, c, "bridge"), []string{"p.*.fleet.kart01.yukart.window window"})
+}
+
+// sessionThief connects to node 0 as kart02 with kart01's client id
+// and a session kept (clean session 0: kart01's bridge's session, with
+// its subscription to its policy topic, is restored), runs push while
+// connected, and fails if the node sends it any PUBLISH before it
+// closes the connection (kart01's bridge connects again and takes its
+// session back) or ten seconds pass.
+func sessionThief(ctx context.Context, t *testing.T, c *natscluster.Cluster, push func()) {
+	t.Helper()
+	cert, key, err := c.Identity("kart02")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mqttclient.Settings{Broker: c.Nodes[0].MQTTURL, ClientID: "kart01", CAFile: c.CAFile, CertFile: cert, KeyFile: key}
+	conn, err := s.Dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	connect := wire.AppendConnectV311(nil, s.ClientID, "", "", time.Minute)
+	connect[9] &^= 0x02 // after the fixed header (2), "MQTT" (6) and the level (1): clean session off
+	if _, err := conn.Write(connect); err != nil {
+		t.Fatal(err)
+	}
+	r := bufio.NewReader(conn)
+	var buf []byte
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if typ, body, err := wire.ReadPacket(r, &buf, 1<<10); err != nil || typ>>4 != wire.Connack || len(body) != 2 || body[1] != 0 {
+		t.Fatalf("kart02 as kart01's session: CONNACK %d %x, %v", typ>>4, body, err)
+	}
+	push()
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	for {
+		typ, body, err := wire.ReadPacket(r, &buf, 1<<20)
+		if err != nil {
+			return // closed (kart01 is back), or nothing for ten seconds
+		}
+		if typ>>4 == wire.Publish {
+			topic, payload, _ := wire.ParsePublishV311(typ, body)
+			t.Fatalf("kart02, in kart01's session, was sent %s %q", topic, payload)
+		}
+	}
 }
 
 // rolloutFence is the campaigns user's fence topic (rollout's
