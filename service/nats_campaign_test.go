@@ -10,7 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/internal/lab/natscluster"
 	"github.com/yukart/candec/internal/testkit/brokertest"
 	"github.com/yukart/candec/internal/testkit/natstest"
@@ -124,11 +123,7 @@ func TestNATSCampaignBridge(t *testing.T) {
 	natstest.PublishRetained(t, c, 1, "campaigns", "fleet/kart01/yukart/policy", []byte("v1"))
 	car := startBridgedCar(t, c, "kart01", 0)
 	got := make(chan string, 16)
-	local, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: car.URL, ClientID: "candec-campaigns"}, collect(got))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer local.Close()
+	local := natstest.Listen(t, mqttclient.Settings{Broker: car.URL, ClientID: "candec-campaigns"}, collect(got))
 	if err := local.Subscribe(ctx, "yukart/policy"); err != nil {
 		t.Fatal(err)
 	}
@@ -199,26 +194,22 @@ const rolloutFence = "fleet/campaigns/fence"
 
 // collect returns a handler that sends each message to got as
 // "topic payload".
-func collect(got chan<- string) mqttsub.Handler {
+func collect(got chan<- string) natstest.Handler {
 	return func(topic, payload []byte, _ int64) { got <- string(topic) + " " + string(payload) }
 }
 
 // listen connects to node i over MQTT as identity (client id
 // identity-listen) and subscribes to filters: the messages come on the
 // channel as "topic payload".
-func listen(ctx context.Context, t *testing.T, c *natscluster.Cluster, i int, identity string, filters ...string) (*mqttsub.Client, chan string) {
+func listen(ctx context.Context, t *testing.T, c *natscluster.Cluster, i int, identity string, filters ...string) (*natstest.Client, chan string) {
 	t.Helper()
 	cert, key, err := c.Identity(identity)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan string, 64)
-	cl, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: identity + "-listen",
+	cl := natstest.Listen(t, mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: identity + "-listen",
 		CAFile: c.CAFile, CertFile: cert, KeyFile: key}, collect(got))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Close() })
 	if err := cl.Subscribe(ctx, filters...); err != nil {
 		t.Fatalf("%s subscribing to %q: %v", identity, filters, err)
 	}
@@ -229,7 +220,7 @@ func listen(ctx context.Context, t *testing.T, c *natscluster.Cluster, i int, id
 // each ten seconds: a retained message stored through one node reaches
 // the others' lists of retained messages a little later, and a
 // subscription is sent what its node's list holds.
-func listenFor(ctx context.Context, t *testing.T, c *natscluster.Cluster, i int, identity, filter, want string) (*mqttsub.Client, chan string) {
+func listenFor(ctx context.Context, t *testing.T, c *natscluster.Cluster, i int, identity, filter, want string) (*natstest.Client, chan string) {
 	t.Helper()
 	for attempt := 1; ; attempt++ {
 		cl, got := listen(ctx, t, c, i, identity, filter)
@@ -266,7 +257,7 @@ func expect(ctx context.Context, t *testing.T, got <-chan string, want string) {
 // untilFence publishes a fence with the campaigns user's cl, subscribed
 // to it with heard, and returns what heard held before it ("topic
 // payload" each, in the order sent).
-func untilFence(ctx context.Context, t *testing.T, cl *mqttsub.Client, heard <-chan string) []string {
+func untilFence(ctx context.Context, t *testing.T, cl *natstest.Client, heard <-chan string) []string {
 	t.Helper()
 	mark := "fence " + time.Now().Format(time.RFC3339Nano)
 	if err := cl.Publish1(rolloutFence, []byte(mark)); err != nil {
