@@ -194,7 +194,7 @@ func (n *natsCloud) push(ctx context.Context, payload []byte, vehicles []string)
 	if err != nil {
 		return 0, err
 	}
-	cert, key, err := n.c.Identity(campaignsUser)
+	cert, key, err := n.c.Identity(natscluster.CampaignsUser)
 	if err != nil {
 		return 0, err
 	}
@@ -227,10 +227,6 @@ func (n *natsCloud) push(ctx context.Context, payload []byte, vehicles []string)
 	}
 	return pushed, nil
 }
-
-// campaignsUser is the user of deploy/nats/accounts.conf who pushes
-// campaigns (its certificate's common name).
-const campaignsUser = "campaigns"
 
 func (n *natsCloud) ingestArgs() ([]string, error) {
 	cert, key, err := n.c.Identity("ingest")

@@ -82,6 +82,11 @@ var CarSubjects = []string{"fleet.%s.yukart.window", "fleet.%s.yukart.decoder.st
 // otherwise, so a deny of ">" would refuse the bridge's subscription.
 const CarPolicy = "fleet.%s.yukart.policy"
 
+// CampaignsUser is the user of AccountsFile who pushes campaigns (its
+// certificate's common name), with the rights of deploy/mosquitto's
+// fleet.acl user of that name.
+const CampaignsUser = "campaigns"
+
 // CarUser returns a car's line of AccountsFile: the user of its
 // certificate, which may connect over MQTT only, publish CarSubjects
 // only and subscribe to its CarPolicy only.

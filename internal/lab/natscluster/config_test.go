@@ -62,7 +62,7 @@ func TestDeployAccounts(t *testing.T) {
 	if want := []string{"car00000", "car00001"}; !slices.Equal(got, want) {
 		t.Fatalf("cars after Accounts: %q, want %q", got, want)
 	}
-	for _, user := range []string{"ingest", "fleet-admin", "campaigns"} {
+	for _, user := range []string{"ingest", "fleet-admin", CampaignsUser} {
 		if !strings.Contains(text, `user: "CN=`+user+`"`) {
 			t.Fatalf("Accounts lost the user %s", user)
 		}
