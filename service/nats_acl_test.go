@@ -17,8 +17,9 @@ import (
 
 // TestNATSFleetACL: with deploy/nats as shipped (a 3-node cluster, the
 // cars' certificates mapped to users of accounts.conf), a car writes
-// under its own prefix and nowhere else, subscribes to nothing over
-// MQTT, cannot speak NATS at all (so cannot read the stream or make a
+// under its own prefix and nowhere else, subscribes over MQTT to its
+// own policy topic only (TestNATSCampaignACL: what comes there), cannot
+// speak NATS at all (so cannot read the stream or make a
 // consumer), and a certificate no user is named for cannot connect;
 // the ingest reads the stream and makes consumers, and cannot make or
 // delete a stream. What the stream holds at the end is exactly what
@@ -102,10 +103,20 @@ func mustPublish(t *testing.T, car *natstest.Client, topic, payload string) {
 }
 
 // carSubscribes: every subscription of a car is refused (SUBACK 0x80),
-// its own prefix's too.
+// its own prefix's too, but for its own policy topic.
 func carSubscribes(t *testing.T, c *natscluster.Cluster) {
 	t.Helper()
-	for _, filter := range []string{"fleet/kart01/#", "fleet/#", "#", "fleet/kart02/#", "$share/lake/fleet/+/yukart/window", "$JS/#"} {
+	sub, err := natstest.DialCar(c, 1, "kart02", "kart02-sub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sub.Subscribe(context.Background(), "fleet/kart02/yukart/policy"); err != nil {
+		t.Errorf("kart02 subscribing to its policy topic: %v", err)
+	}
+	_ = sub.Close()
+	for _, filter := range []string{"fleet/kart01/#", "fleet/#", "#", "fleet/kart02/#", "$share/lake/fleet/+/yukart/window", "$JS/#",
+		"fleet/kart01/yukart/policy", "fleet/+/yukart/policy", "fleet/kart02/yukart/+", "fleet/kart02/yukart/window",
+		"fleet/kart01/yukart/decoder/campaign", "$share/g/fleet/kart02/yukart/policy", "$MQTT/sub/#", "$MQTT/msgs/fleet/kart02/yukart/policy"} {
 		sub, err := natstest.DialCar(c, 1, "kart02", "kart02-sub")
 		if err != nil {
 			t.Fatal(err)

@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/yukart/candec/campaign"
-	"github.com/yukart/candec/internal/fleet/rollout"
-	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/pipeline"
 )
 
@@ -214,18 +212,17 @@ func (c *car) apply(t taken, at time.Duration) {
 }
 
 // push publishes the campaign, retained, on the policy topic of every
-// car it is for, as `candec campaign push` does.
+// car it is for, as `candec campaign push` does, through the cloud.
 func (r *run) push(ctx context.Context) (int, error) {
 	ids := make([]string, len(r.cfg.Cars))
 	for i := range r.cfg.Cars {
 		ids[i] = r.cfg.Cars[i].ID
 	}
-	pushed, err := rollout.Push(ctx, rollout.Config{Settings: mqttclient.Settings{Broker: r.cloud.sampleURL(), ClientID: "fleet-campaigns"}},
-		r.cfg.Campaign.Payload, ids)
+	pushed, err := r.cloud.push(ctx, r.cfg.Campaign.Payload, ids)
 	if err != nil {
-		return len(pushed), fmt.Errorf("fleet: push the campaign: %w", err)
+		return pushed, fmt.Errorf("fleet: push the campaign: %w", err)
 	}
-	return len(pushed), nil
+	return pushed, nil
 }
 
 // phaseKey names a row of CampaignResult.Versions.

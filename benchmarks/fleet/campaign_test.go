@@ -16,6 +16,7 @@ import (
 	"github.com/yukart/candec/campaign"
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/internal/testkit/brokertest"
+	"github.com/yukart/candec/internal/testkit/natstest"
 )
 
 // campaignPolicy caps every signal at one value a second, against the
@@ -34,8 +35,33 @@ func TestRunCampaign(t *testing.T) {
 		t.Skip("builds candec and starts mosquitto and an ingest")
 	}
 	brokertest.RequireMosquitto(t)
+	runCampaign(t, Config{Warmup: time.Second})
+}
+
+// TestRunNATSCampaign is TestRunCampaign on the 3-node NATS cluster of
+// deploy/nats: the cars, each with its certificate, subscribe to their
+// own policy topic (accounts.conf), the campaigns user pushes the
+// campaign, retained, through one node, and the cars, spread over the
+// three, take it; the ingest reads the stream, which holds the windows
+// only (the pushes are not among them: nothing lost, nothing twice).
+func TestRunNATSCampaign(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds candec and starts a NATS cluster and an ingest")
+	}
+	// The ingest's consumers start about 1.5 s after it connects.
+	runCampaign(t, Config{Warmup: 4 * time.Second, Engine: EngineNATS,
+		NATS: NATSConfig{Binary: natstest.Binary(t), ConfigDir: natstest.ConfigDir(t)}})
+}
+
+// runCampaign runs five cars for a 4 s window after base's warm-up,
+// through base's engine into an ingest, pushes a campaign for three of
+// them 2 s into the window, and checks the cars, the lake and the
+// result.
+func runCampaign(t *testing.T, base Config) {
+	t.Helper()
 	exe := buildCandec(t)
-	const warmup, window, at = time.Second, 4 * time.Second, 2 * time.Second
+	const window, at = 4 * time.Second, 2 * time.Second
+	warmup := base.Warmup
 	dbcPath, err := filepath.Abs("../../testdata/yukart.dbc")
 	if err != nil {
 		t.Fatal(err)
@@ -54,11 +80,13 @@ func TestRunCampaign(t *testing.T) {
 	}
 	made := cfg
 	made.Live = nil
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	res, err := Run(ctx, Config{Exe: exe, DBC: dbcPath, Cars: cars, Ingests: 1, Warmup: warmup, Duration: window,
-		Dir: dir, RollAge: 500 * time.Millisecond, Campaign: cc})
+	run := base
+	run.Exe, run.DBC, run.Cars, run.Ingests, run.Duration = exe, dbcPath, cars, 1, window
+	run.Dir, run.RollAge, run.Campaign = dir, 500*time.Millisecond, cc
+	res, err := Run(ctx, run)
 	if err != nil {
 		t.Fatal(err)
 	}

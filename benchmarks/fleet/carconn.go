@@ -18,14 +18,18 @@ type car struct {
 	topic string
 	late  time.Duration // the most a publish came after its window's end
 	// redial, when not nil, connects again after the connection was
-	// lost (attempt counts from 1), as a bridge does; nil: a lost
-	// connection ends the run.
-	redial func(ctx context.Context, attempt int) (*mqttsub.Client, error)
-	sent   int // the windows published so far, in order
+	// lost, as a bridge does; nil: a lost connection ends the run.
+	redial redialFunc
+	h      mqttsub.Handler // the connection's messages: the policy topic's
+	sent   int             // the windows published so far, in order
 	// Resent counts the windows sent again after a reconnection.
 	resent int
 	camp   *carCampaign // nil: a run without a campaign
 }
+
+// redialFunc connects a car again after its connection was lost
+// (attempt counts from 1), its messages to h.
+type redialFunc func(ctx context.Context, attempt int, h mqttsub.Handler) (*mqttsub.Client, error)
 
 // policyTopic is where a car takes campaigns: rollout's default, which
 // `candec campaign push` publishes on.
@@ -33,14 +37,13 @@ const policyTopic = rollout.DefaultPolicyTopic
 
 // dialCar connects a car; with a campaign the car subscribes to its
 // policy topic, before it publishes anything (mqttsub's packet IDs).
-func dialCar(ctx context.Context, s mqttclient.Settings, c *Car, redial func(context.Context, int) (*mqttsub.Client, error), cc *Campaign) (*car, error) {
-	cr := &car{c: c, topic: "fleet/" + c.ID + "/yukart/window", redial: redial}
-	h := func(_, _ []byte, _ int64) {}
+func dialCar(ctx context.Context, s mqttclient.Settings, c *Car, redial redialFunc, cc *Campaign) (*car, error) {
+	cr := &car{c: c, topic: "fleet/" + c.ID + "/yukart/window", redial: redial, h: func(_, _ []byte, _ int64) {}}
 	if cc != nil {
 		cr.camp = &carCampaign{key: cc.Key, dbc: cc.DBC, in: make(chan taken, 1)}
-		h = cr.take
+		cr.h = cr.take
 	}
-	conn, err := mqttsub.Dial(ctx, s, h)
+	conn, err := mqttsub.Dial(ctx, s, cr.h)
 	// Where the car can connect again (NATS), a first connection refused
 	// or closed is tried again as a bridge would: the account's first
 	// MQTT clients have the node make MQTT's own streams, which can
@@ -49,19 +52,29 @@ func dialCar(ctx context.Context, s mqttclient.Settings, c *Car, redial func(con
 		if serr := sleepUntil(ctx, time.Now().Add(200*time.Millisecond)); serr != nil {
 			return nil, serr
 		}
-		conn, err = redial(ctx, attempt)
+		conn, err = redial(ctx, attempt, cr.h)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
 	}
 	cr.conn = conn
-	if cc != nil {
-		if err := conn.Subscribe(ctx, campaign.Topic(policyTopic, c.ID)); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("fleet: car %s: %w", c.ID, err)
-		}
+	if err := cr.subscribe(ctx); err != nil {
+		conn.Close()
+		return nil, err
 	}
 	return cr, nil
+}
+
+// subscribe subscribes a car of a run with a campaign to its policy
+// topic (a campaign pushed while it was away is retained).
+func (c *car) subscribe(ctx context.Context) error {
+	if c.camp == nil {
+		return nil
+	}
+	if err := c.conn.Subscribe(ctx, campaign.Topic(policyTopic, c.c.ID)); err != nil {
+		return fmt.Errorf("fleet: car %s: %w", c.c.ID, err)
+	}
+	return nil
 }
 
 // drive publishes each window when it is due; a live car then makes
@@ -170,8 +183,13 @@ func (c *car) reconnect(ctx context.Context) error {
 	var err error
 	deadline := time.Now().Add(time.Minute)
 	for attempt := 1; ; attempt++ {
-		if c.conn, err = c.redial(ctx, attempt); err == nil {
-			break
+		var conn *mqttsub.Client
+		if conn, err = c.redial(ctx, attempt, c.h); err == nil {
+			c.conn = conn // a failed dial leaves the closed one: close() stays safe
+			if err = c.subscribe(ctx); err == nil {
+				break
+			}
+			_ = conn.Close()
 		}
 		if time.Now().After(deadline) {
 			return fmt.Errorf("fleet: car %s: reconnect: %w", c.c.ID, err)

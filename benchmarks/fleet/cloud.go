@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path"
 	"path/filepath"
 	"slices"
 	"time"
@@ -11,6 +12,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/yukart/candec/benchmarks/mqttsub"
+	"github.com/yukart/candec/campaign"
+	"github.com/yukart/candec/internal/fleet/rollout"
 	"github.com/yukart/candec/internal/lab/mosquitto"
 	"github.com/yukart/candec/internal/lab/natscluster"
 	"github.com/yukart/candec/mqttclient"
@@ -58,8 +61,12 @@ type cloud interface {
 	// carSettings returns where and how car i connects.
 	carSettings(i int, c *Car) (mqttclient.Settings, error)
 	// redial returns how car i connects again after its connection was
-	// lost, nil where the run ends instead.
-	redial(i int) func(ctx context.Context, attempt int) (*mqttsub.Client, error)
+	// lost (its messages to h), nil where the run ends instead.
+	redial(i int) redialFunc
+	// push publishes a signed campaign, retained, on the policy topic
+	// of each of vehicles, as `candec campaign push` does, as the
+	// cloud's campaigns user; it returns how many it was published for.
+	push(ctx context.Context, payload []byte, vehicles []string) (int, error)
 	// ingestArgs returns `candec ingest`'s flags of the connection,
 	// and its topic filters.
 	ingestArgs() ([]string, error)
@@ -90,7 +97,13 @@ func (m *mosquittoCloud) carSettings(_ int, c *Car) (mqttclient.Settings, error)
 	return mqttclient.Settings{Broker: m.b.URL, ClientID: c.ID}, nil
 }
 
-func (m *mosquittoCloud) redial(int) func(context.Context, int) (*mqttsub.Client, error) { return nil }
+func (m *mosquittoCloud) redial(int) redialFunc { return nil }
+
+func (m *mosquittoCloud) push(ctx context.Context, payload []byte, vehicles []string) (int, error) {
+	pushed, err := rollout.Push(ctx, rollout.Config{Settings: mqttclient.Settings{Broker: m.b.URL, ClientID: "fleet-campaigns"}},
+		payload, vehicles)
+	return len(pushed), err
+}
 
 func (m *mosquittoCloud) ingestArgs() ([]string, error) {
 	return []string{"--broker", m.b.URL, "--group", Group, "fleet/+/yukart/window"}, nil
@@ -159,16 +172,60 @@ func (n *natsCloud) carSettings(i int, c *Car) (mqttclient.Settings, error) {
 // to its next address: nats-server closes a car's connection when it
 // cannot store its QoS 1 message in time (a node of the MQTT stream
 // died), on any node.
-func (n *natsCloud) redial(i int) func(context.Context, int) (*mqttsub.Client, error) {
-	return func(ctx context.Context, attempt int) (*mqttsub.Client, error) {
+func (n *natsCloud) redial(i int) redialFunc {
+	return func(ctx context.Context, attempt int, h mqttsub.Handler) (*mqttsub.Client, error) {
 		s, err := n.carSettings(i+attempt, &n.cars[i])
 		if err != nil {
 			return nil, err
 		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		return mqttsub.Dial(ctx, s, func(_, _ []byte, _ int64) {})
+		return mqttsub.Dial(ctx, s, h)
 	}
+}
+
+// push publishes the campaign as the cluster's campaigns user (its
+// certificate; deploy/nats/accounts.conf), over MQTT 3.1.1 as nats-server
+// speaks it (rollout's client speaks MQTT 5), to the vehicles the
+// campaign is for, and waits for every PUBACK: the node has then
+// stored each in $MQTT_rmsgs.
+func (n *natsCloud) push(ctx context.Context, payload []byte, vehicles []string) (int, error) {
+	body, err := campaign.Peek(payload)
+	if err != nil {
+		return 0, err
+	}
+	cert, key, err := n.c.Identity(natscluster.CampaignsUser)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, rollout.DefaultTimeout)
+	defer cancel()
+	cl, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: n.c.Nodes[n.alive[0]].MQTTURL, ClientID: "fleet-campaigns",
+		CAFile: n.c.CAFile, CertFile: cert, KeyFile: key}, func(_, _ []byte, _ int64) {})
+	if err != nil {
+		return 0, err
+	}
+	defer cl.Close()
+	pushed := 0
+	for _, id := range vehicles {
+		if ok, _ := path.Match(body.Vehicles, id); !ok || !campaign.ValidVehicle(id) {
+			continue
+		}
+		if err := cl.Retain1(campaign.Topic(policyTopic, id), payload); err != nil {
+			return pushed, err
+		}
+		pushed++
+	}
+	for waiting, _ := cl.Unacked(); waiting > 0; waiting, _ = cl.Unacked() {
+		select {
+		case <-cl.Done():
+			return pushed - waiting, fmt.Errorf("%d of %d pushes unacknowledged: %w", waiting, pushed, cl.Err())
+		case <-ctx.Done():
+			return pushed - waiting, fmt.Errorf("%d of %d pushes unacknowledged: %w", waiting, pushed, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return pushed, nil
 }
 
 func (n *natsCloud) ingestArgs() ([]string, error) {

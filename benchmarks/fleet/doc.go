@@ -19,7 +19,9 @@
 //
 // With Config.Campaign every car subscribes to its policy topic, and
 // the run pushes the signed campaign there in the measured window, as
-// `candec campaign push` does (package rollout). A car checks what
+// `candec campaign push` does (package rollout; on NATS, as the
+// cluster's campaigns user over MQTT 3.1.1, which is all nats-server
+// speaks). A car checks what
 // comes with the car's checks (campaign.Open, Check, the policy loads)
 // and applies it as the service does. The drive of a car the campaign
 // is for is made before the run only up to a point before the push

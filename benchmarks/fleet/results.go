@@ -80,13 +80,14 @@ func WriteTable(w io.Writer, rec *Record) {
 	}
 	fmt.Fprintf(w, "  %-34s p50 %v  p99 %v  (roll age %v)\n", "latency to the lake", r.CommitP50, r.CommitP99, rec.RollAge)
 	if r.Campaign != nil {
-		writeCampaign(w, r.Campaign)
+		writeCampaign(w, r.Campaign, r.Engine != EngineNATS)
 	}
 }
 
 // writeCampaign writes a campaign's part of the table: who took it, the
-// figures before and after the push, and the lake's windows by version.
-func writeCampaign(w io.Writer, c *CampaignResult) {
+// figures before and after the push (the delivery latency where it was
+// sampled), and the lake's windows by version.
+func writeCampaign(w io.Writer, c *CampaignResult, sampled bool) {
 	refused := "none"
 	if len(c.Refused) > 0 {
 		refused = fmt.Sprint(c.Refused)
@@ -110,6 +111,9 @@ func writeCampaign(w io.Writer, c *CampaignResult) {
 	row("broker CPU", cpu(func(p *Phase) time.Duration { return p.BrokerCPU }))
 	row("cars (the bench process)", cpu(func(p *Phase) time.Duration { return p.CarsCPU }))
 	row("delivery latency p50 / p99", func(p *Phase) string {
+		if !sampled {
+			return "not sampled"
+		}
 		return p.DeliveryP50.Round(10*time.Microsecond).String() + " / " + p.DeliveryP99.Round(10*time.Microsecond).String()
 	})
 	fmt.Fprintf(w, "  committed to the lake, by policy version (each car's time split at its switch, or the push):\n")

@@ -186,9 +186,6 @@ func (r *run) start(ctx context.Context) error {
 		return fmt.Errorf("fleet: %d cars into %d ingests, want at least one of each", len(cfg.Cars), cfg.Ingests)
 	}
 	if cfg.Campaign != nil {
-		if cfg.Engine == EngineNATS {
-			return errors.New("fleet: a campaign needs the mosquitto engine: on the NATS cluster a car may subscribe to nothing")
-		}
 		var err error
 		if r.camp, err = openCampaign(cfg); err != nil {
 			return err

@@ -258,6 +258,14 @@ func (c *Client) read(r *bufio.Reader) error {
 // refused with ErrProtocol, as the ID space is used up. A client that
 // publishes does not subscribe: the two would share packet IDs.
 func (c *Client) Publish1(topic string, payload []byte) error {
+	return c.publish1(topic, payload, false)
+}
+
+// Retain1 is Publish1 of a retained message: a campaign pushed to a
+// car's policy topic, a car's acknowledgement.
+func (c *Client) Retain1(topic string, payload []byte) error { return c.publish1(topic, payload, true) }
+
+func (c *Client) publish1(topic string, payload []byte, retain bool) error {
 	c.pubMu.Lock()
 	if c.pubIDs == nil {
 		c.pubIDs = map[uint16]struct{}{}
@@ -269,6 +277,9 @@ func (c *Client) Publish1(topic string, payload []byte) error {
 	id := c.nextPubID()
 	c.pubIDs[id] = struct{}{}
 	p := wire.AppendPublishV311(make([]byte, 0, 9+len(topic)+len(payload)), topic, 1, id, payload)
+	if retain {
+		p[0] |= 1 // RETAIN
+	}
 	c.pubMu.Unlock()
 	return c.write(p)
 }

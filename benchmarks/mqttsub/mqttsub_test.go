@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -232,5 +233,58 @@ func TestPublish1(t *testing.T) {
 		if want := fmt.Sprintf("car/%d=%d", i%7, i); g != want {
 			t.Fatalf("message %d: got %q, want %q", i, g, want)
 		}
+	}
+}
+
+// TestRetain1: a message published with Retain1 through a real
+// mosquitto is acknowledged and kept: a subscriber that comes after it
+// is sent it; one of Publish1 is not kept.
+func TestRetain1(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	m := brokertest.StartMosquitto(t, mosquitto.Options{})
+	pub, err := Dial(ctx, mqttclient.Settings{Broker: m.URL, ClientID: "pusher"}, func(_, _ []byte, _ int64) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	if err := pub.Retain1("fleet/kart01/yukart/policy", []byte("v1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := pub.Publish1("fleet/kart02/yukart/policy", []byte("not kept")); err != nil {
+		t.Fatal(err)
+	}
+	for waiting, _ := pub.Unacked(); waiting > 0; waiting, _ = pub.Unacked() {
+		if ctx.Err() != nil {
+			t.Fatal("no PUBACK")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	got := make(chan string, 4)
+	sub, err := Dial(ctx, mqttclient.Settings{Broker: m.URL, ClientID: "car"}, func(topic, payload []byte, _ int64) {
+		got <- string(topic) + "=" + string(payload)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if err := sub.Subscribe(ctx, "fleet/+/yukart/policy"); err != nil {
+		t.Fatal(err)
+	}
+	// The end of what the broker holds: a message after the retained ones.
+	if err := pub.Publish1("fleet/end/yukart/policy", []byte("end")); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for len(all) == 0 || all[len(all)-1] != "fleet/end/yukart/policy=end" {
+		select {
+		case g := <-got:
+			all = append(all, g)
+		case <-ctx.Done():
+			t.Fatalf("received %q, then nothing", all)
+		}
+	}
+	if want := []string{"fleet/kart01/yukart/policy=v1", "fleet/end/yukart/policy=end"}; !slices.Equal(all, want) {
+		t.Fatalf("received %q, want %q", all, want)
 	}
 }

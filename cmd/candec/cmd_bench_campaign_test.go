@@ -76,7 +76,6 @@ func TestBenchCampaignFlags(t *testing.T) {
 		{"another DBC", append(fleet, "--campaign", camp, "--campaign-key", pub, "--fleet-dbc", otherDBC), "campaign refused (dbc)"},
 		{"not yet", append(fleet, "--campaign", later, "--campaign-key", laterPub), "campaign refused (not_before)"},
 		{"not a campaign", append(fleet, "--campaign", notCampaign, "--campaign-key", pub), "campaign refused (format)"},
-		{"on NATS", append(fleet, "--campaign", camp, "--campaign-key", pub, "--engine", "nats"), "--engine mosquitto"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -215,9 +215,6 @@ func runFleetBench(ctx context.Context, e cli.Env, f fleetFlags, duration, warmu
 	if _, err := fleetDBCFiles(*f.dbc); err != nil {
 		return err
 	}
-	if *f.campaign != "" && *f.engine == fleet.EngineNATS {
-		return badFlag("bench", "campaign", *f.campaign, "a run on --engine mosquitto: on the NATS cluster a car may subscribe to nothing (deploy/nats/accounts.conf), so no campaign reaches it")
-	}
 	nc, err := natsConfig(f)
 	if err != nil {
 		return err

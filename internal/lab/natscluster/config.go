@@ -73,9 +73,23 @@ func ValidVehicle(id string) error {
 // most 64 KiB) would hold every car's windows behind it.
 var CarSubjects = []string{"fleet.%s.yukart.window", "fleet.%s.yukart.decoder.status", "fleet.%s.yukart.decoder.campaign", "fleet.%s.bridge.state"}
 
+// CarPolicy is the one subject a car may subscribe to, %s its id: its
+// policy topic (fleet/<id>/yukart/policy, where campaigns come down:
+// docs/campaigns.md), which its bridge takes in (bridge.conf's "topic
+// policy in"). An allow list and no deny: nats-server lets an MQTT
+// client's QoS 1 subscription make its JetStream consumer and
+// subscribe to the consumer's $MQTT.sub.<id> unless a deny says
+// otherwise, so a deny of ">" would refuse the bridge's subscription.
+const CarPolicy = "fleet.%s.yukart.policy"
+
+// CampaignsUser is the user of AccountsFile who pushes campaigns (its
+// certificate's common name), with the rights of deploy/mosquitto's
+// fleet.acl user of that name.
+const CampaignsUser = "campaigns"
+
 // CarUser returns a car's line of AccountsFile: the user of its
 // certificate, which may connect over MQTT only, publish CarSubjects
-// only and subscribe to nothing.
+// only and subscribe to its CarPolicy only.
 func CarUser(id string) (string, error) {
 	if err := ValidVehicle(id); err != nil {
 		return "", err
@@ -84,8 +98,8 @@ func CarUser(id string) (string, error) {
 	for i, s := range CarSubjects {
 		subjects[i] = `"` + fmt.Sprintf(s, id) + `"`
 	}
-	return fmt.Sprintf(`{ user: "CN=%s", allowed_connection_types: ["MQTT"], permissions: { publish: [%s], subscribe: { deny: [">"] } } }`,
-		id, strings.Join(subjects, ", ")), nil
+	return fmt.Sprintf(`{ user: "CN=%s", allowed_connection_types: ["MQTT"], permissions: { publish: [%s], subscribe: ["%s"] } }`,
+		id, strings.Join(subjects, ", "), fmt.Sprintf(CarPolicy, id)), nil
 }
 
 // Accounts returns the text of AccountsFile with the cars' lines
@@ -105,6 +119,9 @@ func Accounts(text string, cars []string) (string, error) {
 		line, err := CarUser(id)
 		if err != nil {
 			return "", err
+		}
+		if user := `user: "CN=` + id + `"`; strings.Contains(text[:begin], user) || strings.Contains(text[end:], user) {
+			return "", fmt.Errorf("%w: %q is the name of another user of %s", ErrVehicle, id, AccountsFile)
 		}
 		b.WriteString(indent + line + "\n")
 	}
@@ -165,8 +182,10 @@ type Deploy struct {
 
 // ReadDeploy reads the three files of dir and checks that they fit
 // together: Msgs is nats-server's MsgsStream; Stream sources Msgs
-// through Source, by Source's name and deliver subject; Source is
-// durable and acknowledged by FLEET's flow control (stored, then
+// through Source, by Source's name and deliver subject, its transform
+// taking what Source's filter does (the cars' windows: nothing else of
+// theirs, no status, acknowledgement or policy, reaches Stream); Source
+// is durable and acknowledged by FLEET's flow control (stored, then
 // acknowledged).
 func ReadDeploy(dir string) (Deploy, error) {
 	var d Deploy
@@ -198,6 +217,10 @@ func ReadDeploy(dir string) (Deploy, error) {
 		src.Consumer.Name != d.Source.Durable || src.Consumer.DeliverSubject != d.Source.DeliverSubject {
 		return d, fmt.Errorf("natscluster: %s: stream %s must take no subjects and one source, %s through consumer %s on %s (%s)",
 			filepath.Join(dir, StreamFile), d.Stream.Name, d.Msgs.Name, d.Source.Durable, d.Source.DeliverSubject, SourceConsumerFile)
+	}
+	if tr := src.SubjectTransforms; len(tr) != 1 || tr[0].Source != d.Source.FilterSubject {
+		return d, fmt.Errorf("natscluster: %s: the source's one subject transform must take what %s's filter_subject %q does",
+			filepath.Join(dir, StreamFile), SourceConsumerFile, d.Source.FilterSubject)
 	}
 	return d, nil
 }

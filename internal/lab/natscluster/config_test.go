@@ -62,11 +62,30 @@ func TestDeployAccounts(t *testing.T) {
 	if want := []string{"car00000", "car00001"}; !slices.Equal(got, want) {
 		t.Fatalf("cars after Accounts: %q, want %q", got, want)
 	}
-	if !strings.Contains(text, `user: "CN=ingest"`) {
-		t.Fatal("Accounts lost the ingest's user")
+	for _, user := range []string{"ingest", "fleet-admin", CampaignsUser} {
+		if !strings.Contains(text, `user: "CN=`+user+`"`) {
+			t.Fatalf("Accounts lost the user %s", user)
+		}
+		// A car of another user's name would be a second user of it.
+		if _, err := Accounts(string(b), []string{"car00000", user}); !errors.Is(err, ErrVehicle) {
+			t.Fatalf("Accounts with car %s: %v, want ErrVehicle", user, err)
+		}
 	}
 	if _, err := Accounts(string(b), []string{"kart.01"}); !errors.Is(err, ErrVehicle) {
 		t.Fatalf("Accounts with car kart.01: %v, want ErrVehicle", err)
+	}
+	// A car reads its own policy topic only, with no deny (which would
+	// refuse its bridge's QoS 1 subscription: CarPolicy).
+	if line, _ := CarUser("kart01"); !strings.HasSuffix(line, `subscribe: ["fleet.kart01.yukart.policy"] } }`) {
+		t.Fatalf("CarUser(kart01) = %s", line)
+	}
+	for from, to := range map[string]string{
+		`subscribe: ["fleet.kart01.yukart.policy"]`: `subscribe: ["fleet.*.yukart.policy"]`,
+		`subscribe: ["fleet.kart02.yukart.policy"]`: `subscribe: { deny: [">"] }`,
+	} {
+		if _, err := CarLines(strings.Replace(string(b), from, to, 1)); err == nil {
+			t.Fatalf("CarLines took a car line with %s", to)
+		}
 	}
 	if _, err := Accounts("accounts {}", nil); err == nil {
 		t.Fatal("Accounts of a text without the marks: no error")
@@ -122,14 +141,17 @@ func TestReadStream(t *testing.T) {
 		t.Fatalf("stream %s takes subjects %q (transform %+v): a window published on the core subject is stored with no acknowledgement back",
 			d.Stream.Name, d.Stream.Subjects, d.Stream.SubjectTransform)
 	}
-	if d.Msgs.Subjects[0] != "$MQTT.msgs.>" || d.Source.FilterSubject != "$MQTT.msgs.fleet.>" || d.Source.MaxDeliver != -1 || !d.Source.FlowControl {
+	// The windows only: a car's status, bridge state and campaign
+	// acknowledgement, and the policies pushed to it (retained, QoS 1),
+	// are stored in $MQTT_msgs too and must not reach the ingest.
+	if d.Msgs.Subjects[0] != "$MQTT.msgs.>" || d.Source.FilterSubject != "$MQTT.msgs.fleet.*.yukart.window" || d.Source.MaxDeliver != -1 || !d.Source.FlowControl {
 		t.Fatalf("$MQTT_msgs %q, consumer %+v", d.Msgs.Subjects, d.Source)
 	}
 	if n, err := Partitions(d.Stream); err != nil || n != DeployPartitions {
 		t.Fatalf("Partitions = %d, %v; want %d", n, err, DeployPartitions)
 	}
-	if tr := d.Stream.Sources[0].SubjectTransforms[0]; !strings.HasPrefix(tr.Source, "$MQTT.msgs.fleet.") {
-		t.Fatalf("the source's transform %+v does not take $MQTT.msgs.fleet.…", tr)
+	if tr := d.Stream.Sources[0].SubjectTransforms[0]; tr.Source != d.Source.FilterSubject || !strings.HasSuffix(tr.Destination, ".yukart.window") {
+		t.Fatalf("the source's transform %+v does not take the windows only", tr)
 	}
 	read := func(f string) string {
 		b, err := os.ReadFile(filepath.Join(deploy, f))
@@ -144,6 +166,7 @@ func TestReadStream(t *testing.T) {
 		{StreamFile, `"name": "FLEET",`, `"name": "FLEET", "subjects": ["fleet.*.>"],`},
 		{SourceConsumerFile, `"ack_policy": "flow_control"`, `"ack_policy": "none"`},
 		{SourceConsumerFile, `"durable_name": "FLEET"`, `"durable_name": "OTHER"`},
+		{SourceConsumerFile, `"filter_subject": "$MQTT.msgs.fleet.*.yukart.window"`, `"filter_subject": "$MQTT.msgs.fleet.>"`},
 		{MsgsFile, `"name": "$MQTT_msgs"`, `"name": "MSGS"`},
 		{MsgsFile, `"retention": "interest"`, `"retention": "limits"`},
 	} {

@@ -147,13 +147,22 @@ type Client = mqttsub.Client
 // ErrRefused: a SUBSCRIBE (or CONNECT) the server refused.
 var ErrRefused = mqttsub.ErrRefused
 
+// Handler receives a message of a Client.
+type Handler = mqttsub.Handler
+
 // Dial connects an MQTT 3.1.1 client with s (a car's own mosquitto, for
 // one), and closes it when the test ends.
 func Dial(t testing.TB, s mqttclient.Settings) *Client {
 	t.Helper()
+	return Listen(t, s, func(_, _ []byte, _ int64) {})
+}
+
+// Listen is Dial with the messages the client is sent to h.
+func Listen(t testing.TB, s mqttclient.Settings, h Handler) *Client {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cl, err := mqttsub.Dial(ctx, s, func(_, _ []byte, _ int64) {})
+	cl, err := mqttsub.Dial(ctx, s, h)
 	if err != nil {
 		t.Fatalf("natstest: %s: %v", s.Broker, err)
 	}
