@@ -15,6 +15,7 @@ import (
 
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/internal/base/flagenv"
 	"github.com/yukart/candec/internal/cmdkit/progress"
 	"github.com/yukart/candec/mqttclient"
@@ -105,18 +106,10 @@ type Config struct {
 }
 
 func (c Config) withDefaults() Config {
-	if c.Quiet <= 0 {
-		c.Quiet = DefaultQuiet
-	}
-	if c.MaxDrain <= 0 {
-		c.MaxDrain = DefaultMaxDrain
-	}
-	if c.ReadyTimeout <= 0 {
-		c.ReadyTimeout = DefaultReadyTimeout
-	}
-	if c.BusyLimit <= 0 {
-		c.BusyLimit = DefaultBusyLimit
-	}
+	c.Quiet = defaults.Positive(c.Quiet, DefaultQuiet)
+	c.MaxDrain = defaults.Positive(c.MaxDrain, DefaultMaxDrain)
+	c.ReadyTimeout = defaults.Positive(c.ReadyTimeout, DefaultReadyTimeout)
+	c.BusyLimit = defaults.Positive(c.BusyLimit, DefaultBusyLimit)
 	c.IdleWait = cmp.Or(c.IdleWait, DefaultIdleWait)
 	c.Broker.ClientID = cmp.Or(c.Broker.ClientID, DefaultClientID)
 	c.Out = cmp.Or(c.Out, io.Discard)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/internal/base/numfmt"
 	"github.com/yukart/candec/internal/lab/jitter"
 
@@ -56,9 +57,7 @@ type Summary struct {
 // returns them. Scenarios in order come first, in that order; the rest
 // follow by name.
 func Summarize(results []Result, order []string, n int) Summary {
-	if n <= 0 {
-		n = DefaultLastRuns
-	}
+	n = defaults.Positive(n, DefaultLastRuns)
 	byScenario := map[string][]Result{}
 	for _, r := range results {
 		byScenario[r.Scenario] = append(byScenario[r.Scenario], r)
@@ -258,9 +257,7 @@ func writeHeader(b *strings.Builder, s Summary, m Meta) {
 		of = " of profile " + m.Profile
 	}
 	last := s.Last
-	if last <= 0 {
-		last = DefaultLastRuns
-	}
+	last = defaults.Positive(last, DefaultLastRuns)
 	fmt.Fprintf(b, "Written by `%s` on %s from %s: for each scenario the median of its last %d runs%s (%s to %s).\n",
 		cmd, m.Generated.UTC().Format(time.DateOnly), m.Source, last, of,
 		s.From.UTC().Format("2006-01-02 15:04"), s.To.UTC().Format("2006-01-02 15:04 MST"))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/internal/base/child"
+	"github.com/yukart/candec/internal/base/defaults"
 )
 
 // Errors.
@@ -85,9 +86,7 @@ func (p *Process) Running() error {
 // after timeout (≤ 0: DefaultStopTimeout). It returns the process's
 // exit error, nil for a clean exit, and is safe to call more than once.
 func (p *Process) Stop(timeout time.Duration) error {
-	if timeout <= 0 {
-		timeout = DefaultStopTimeout
-	}
+	timeout = defaults.Positive(timeout, DefaultStopTimeout)
 	err := p.Process.Stop(timeout)
 	if errors.Is(err, child.ErrKilled) {
 		return fmt.Errorf("stack: %s did not stop within %v of SIGTERM; killed", p.Name, timeout)

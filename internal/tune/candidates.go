@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/pipeline"
 )
 
@@ -84,9 +85,7 @@ type pass struct {
 // runPasses runs every policy in pols over every recording, jobs at a
 // time, and returns the passes in order.
 func runPasses(ctx context.Context, recs []*Recording, pols []*pipeline.PolicyFile, cfg Config, jobs int) ([]pass, error) {
-	if jobs <= 0 {
-		jobs = runtime.GOMAXPROCS(0)
-	}
+	jobs = defaults.Positive(jobs, runtime.GOMAXPROCS(0))
 	out := make([]pass, len(pols))
 	errs := make([]error, len(pols))
 	sem := make(chan struct{}, jobs)
@@ -123,10 +122,7 @@ func runPass(recs []*Recording, cfg Config) (pass, error) {
 		if err != nil {
 			return p, fmt.Errorf("%w (%s)", err, r.Name)
 		}
-		secs := c.res.Span.Seconds()
-		if secs <= 0 {
-			secs = 1
-		}
+		secs := defaults.Positive(c.res.Span.Seconds(), 1)
 		env := make([]float64, len(cfg.DB.Signals))
 		fid := make([]Fidelity, len(cfg.DB.Signals))
 		for _, s := range cfg.DB.Signals {

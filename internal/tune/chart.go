@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/internal/base/numfmt"
 	"github.com/yukart/candec/internal/lab/chart"
 )
@@ -52,9 +53,7 @@ const logSpread = 20
 //
 // It returns the picture and the size it is drawn at.
 func (r *Report) Chart(cfg ChartConfig) (chart.Drawer, vg.Length, vg.Length) {
-	if cfg.Budget <= 0 {
-		cfg.Budget = ComfortableDeliveriesPerS
-	}
+	cfg.Budget = defaults.Positive(cfg.Budget, ComfortableDeliveriesPerS)
 	rows := r.chartRows()
 	return chart.Stack{Plots: []*plot.Plot{r.perSignal(rows, cfg.Policy), r.cumulative(rows, cfg.Budget), r.errorCost()}},
 		8 * vg.Inch, 11 * vg.Inch

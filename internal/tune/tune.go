@@ -12,6 +12,7 @@ import (
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/pipeline"
 )
 
@@ -158,10 +159,7 @@ func analyze(src pipeline.Source, cfg Config, obs []spread) (*Report, error) {
 	// implausible timestamp does not lengthen it.
 	dur := c.res.Span
 
-	secs := dur.Seconds()
-	if secs <= 0 {
-		secs = 1 // one instant: report counts as per second
-	}
+	secs := defaults.Positive(dur.Seconds(), 1) // one instant: report counts as per second
 	st := c.eng.Stats()
 	rep := &Report{
 		Frames:     frames,

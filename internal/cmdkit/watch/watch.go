@@ -13,6 +13,7 @@ import (
 
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/internal/base/termtext"
 	"github.com/yukart/candec/internal/lab/jitter"
 	"github.com/yukart/candec/internal/lab/latency"
@@ -188,12 +189,8 @@ type topic struct {
 
 // New returns a Monitor.
 func New(cfg Config) *Monitor {
-	if cfg.StaleAfter <= 0 {
-		cfg.StaleAfter = DefaultStaleAfter
-	}
-	if cfg.MaxTopics <= 0 {
-		cfg.MaxTopics = DefaultMaxTopics
-	}
+	cfg.StaleAfter = defaults.Positive(cfg.StaleAfter, DefaultStaleAfter)
+	cfg.MaxTopics = defaults.Positive(cfg.MaxTopics, DefaultMaxTopics)
 	return &Monitor{cfg: cfg, topics: map[string]*topic{}, envs: envelope.NewTracker(), epochs: map[uint64]struct{}{}, implausible: map[string]uint64{}}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/internal/fleet/lake"
 	"github.com/yukart/candec/mqttclient"
 )
@@ -152,27 +153,13 @@ func (c Config) withDefaults() Config {
 		c.Filters = []string{DefaultFilter}
 	}
 	c.SignalPrefix = cmp.Or(c.SignalPrefix, DefaultSignalPrefix)
-	if c.RollBytes <= 0 {
-		c.RollBytes = DefaultRollBytes
-	}
-	if c.RollAge <= 0 {
-		c.RollAge = DefaultRollAge
-	}
-	if c.MaxUnacked <= 0 {
-		c.MaxUnacked = DefaultMaxUnacked
-	}
-	if c.RollMemory <= 0 {
-		c.RollMemory = DefaultRollMemory
-	}
-	if c.MaxWindowBytes <= 0 {
-		c.MaxWindowBytes = DefaultMaxWindowBytes
-	}
-	if c.SessionExpiry <= 0 {
-		c.SessionExpiry = DefaultSessionExpiry
-	}
-	if c.ConnectTimeout <= 0 {
-		c.ConnectTimeout = mqttclient.DefaultConnectTimeout
-	}
+	c.RollBytes = defaults.Positive(c.RollBytes, DefaultRollBytes)
+	c.RollAge = defaults.Positive(c.RollAge, DefaultRollAge)
+	c.MaxUnacked = defaults.Positive(c.MaxUnacked, DefaultMaxUnacked)
+	c.RollMemory = defaults.Positive(c.RollMemory, DefaultRollMemory)
+	c.MaxWindowBytes = defaults.Positive(c.MaxWindowBytes, DefaultMaxWindowBytes)
+	c.SessionExpiry = defaults.Positive(c.SessionExpiry, DefaultSessionExpiry)
+	c.ConnectTimeout = defaults.Positive(c.ConnectTimeout, mqttclient.DefaultConnectTimeout)
 	c.Log = cmp.Or(c.Log, slog.New(slog.DiscardHandler))
 	if c.Now == nil {
 		c.Now = time.Now

@@ -19,6 +19,7 @@ import (
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/base/defaults"
 )
 
 // DefaultMemoryBytes bounds the rows one Writer buffers, over all its
@@ -141,12 +142,8 @@ type marker struct {
 // lake's directories (see Removed): every one without an owner, this
 // owner's only with one.
 func Open(cfg Config) (*Lake, error) {
-	if cfg.RowGroupRows <= 0 {
-		cfg.RowGroupRows = DefaultTableRowGroupRows
-	}
-	if cfg.MemoryBytes <= 0 {
-		cfg.MemoryBytes = DefaultMemoryBytes
-	}
+	cfg.RowGroupRows = defaults.Positive(cfg.RowGroupRows, DefaultTableRowGroupRows)
+	cfg.MemoryBytes = defaults.Positive(cfg.MemoryBytes, DefaultMemoryBytes)
 	if cfg.Signals == nil {
 		cfg.Signals = []string{}
 	}

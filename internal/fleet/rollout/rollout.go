@@ -18,6 +18,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/yukart/candec/campaign"
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/internal/base/termtext"
 	"github.com/yukart/candec/mqttclient"
 )
@@ -49,9 +50,7 @@ func (c Config) withDefaults() Config {
 	c.PolicyTopic = cmp.Or(c.PolicyTopic, DefaultPolicyTopic)
 	c.AckTopic = cmp.Or(c.AckTopic, DefaultAckTopic)
 	c.FenceTopic = cmp.Or(c.FenceTopic, DefaultFenceTopic)
-	if c.Timeout <= 0 {
-		c.Timeout = DefaultTimeout
-	}
+	c.Timeout = defaults.Positive(c.Timeout, DefaultTimeout)
 	return c
 }
 

@@ -21,6 +21,7 @@ import (
 
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/dbc"
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/internal/cmdkit/replay"
 	"github.com/yukart/candec/internal/lab/broker"
 	"github.com/yukart/candec/internal/lab/cardata"
@@ -200,13 +201,9 @@ func Run(ctx context.Context, o Options) error {
 // filled returns o with its defaults filled in, or ErrOptions when an
 // option is out of its range.
 func (o Options) filled() (Options, error) {
-	if o.Refresh <= 0 {
-		o.Refresh = DefaultRefresh
-	}
+	o.Refresh = defaults.Positive(o.Refresh, DefaultRefresh)
 	o.Speed = cmp.Or(o.Speed, 1)
-	if o.ConnectTimeout <= 0 {
-		o.ConnectTimeout = DefaultConnectTimeout
-	}
+	o.ConnectTimeout = defaults.Positive(o.ConnectTimeout, DefaultConnectTimeout)
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 		if o.Broker.Broker == "" {

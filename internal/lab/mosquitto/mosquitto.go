@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/yukart/candec/internal/base/child"
+	"github.com/yukart/candec/internal/base/defaults"
 )
 
 // Errors.
@@ -256,9 +257,7 @@ func config(port int, logFile string, root bool, o Options) string {
 // error wrapping ErrKilled. Otherwise it returns the broker's exit
 // error, nil for a clean exit. It is safe to call more than once.
 func (p *Process) Stop(timeout time.Duration) error {
-	if timeout <= 0 {
-		timeout = DefaultStopTimeout
-	}
+	timeout = defaults.Positive(timeout, DefaultStopTimeout)
 	return p.Process.Stop(timeout)
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/yukart/candec/dbc"
 	"github.com/yukart/candec/decoder"
 	"github.com/yukart/candec/frame"
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/pipeline"
 )
 
@@ -97,9 +98,7 @@ func Collect(ctx context.Context, src capture.Source, cfg Config) (*Data, error)
 		return nil, err
 	}
 	max := cfg.MaxSignals
-	if max <= 0 {
-		max = DefaultMaxSignals
-	}
+	max = defaults.Positive(max, DefaultMaxSignals)
 	if len(sigs) > max {
 		return nil, fmt.Errorf("%w: %q matches %d signals, a picture shows at most %d; narrow the glob", ErrTooMany, cfg.Signals, len(sigs), max)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
+	"github.com/yukart/candec/internal/base/defaults"
 	"github.com/yukart/candec/internal/fleet/lake"
 )
 
@@ -103,21 +104,15 @@ func (o Options) withDefaults() Options {
 	case o.Retries < 0:
 		o.Retries = 0
 	}
-	if o.MinBackoff <= 0 {
-		o.MinBackoff = DefaultMinBackoff
-	}
-	if o.MaxBackoff <= 0 {
-		o.MaxBackoff = DefaultMaxBackoff
-	}
+	o.MinBackoff = defaults.Positive(o.MinBackoff, DefaultMinBackoff)
+	o.MaxBackoff = defaults.Positive(o.MaxBackoff, DefaultMaxBackoff)
 	if o.MaxBackoff < o.MinBackoff {
 		o.MaxBackoff = o.MinBackoff
 	}
 	if o.Sleep == nil {
 		o.Sleep = sleep
 	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
-	}
+	o.RequestTimeout = defaults.Positive(o.RequestTimeout, DefaultRequestTimeout)
 	return o
 }
 
