@@ -1,85 +1,54 @@
 package benchmarks
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
-	"strconv"
-	"strings"
+	"slices"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/yukart/candec/benchmarks/report"
 )
 
-// metrics is a scrape of the Prometheus text format: each sample line's
-// name with labels ("candec_envelopes_published_total{kind=\"value\"}")
-// and its value.
-type metrics map[string]float64
+// metrics is a scrape of the Prometheus text format: its metric
+// families by name.
+type metrics map[string]*dto.MetricFamily
 
-// parseMetrics reads the Prometheus text exposition format, skipping
-// comments and lines it cannot read.
-func parseMetrics(r io.Reader) metrics {
-	m := metrics{}
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
+// parseMetrics reads the Prometheus text exposition format; a page it
+// cannot read whole is an error. expfmt before v0.71 panics on a page
+// whose line opens with "{}" (prometheus/common#922): an error too.
+func parseMetrics(r io.Reader) (m metrics, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			m, err = nil, fmt.Errorf("unreadable metrics page: %v", v)
 		}
-		// name{labels} value [timestamp]; label values may hold spaces,
-		// so the value is found after the closing brace.
-		rest := line
-		name := ""
-		if i := strings.IndexByte(line, '{'); i >= 0 {
-			j := strings.LastIndexByte(line, '}')
-			if j < i {
-				continue
-			}
-			name, rest = line[:j+1], line[j+1:]
-		} else {
-			f := strings.Fields(line)
-			if len(f) < 2 {
-				continue
-			}
-			name, rest = f[0], strings.Join(f[1:], " ")
-		}
-		f := strings.Fields(rest)
-		if len(f) == 0 {
-			continue
-		}
-		v, err := strconv.ParseFloat(f[0], 64)
-		if err != nil {
-			continue
-		}
-		m[name] = v
-	}
-	return m
+	}()
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(r)
 }
 
-// sum returns the sum of every sample of the metric name whose labels
-// contain each of with (`kind="value"`) and none of without.
+// sum returns the sum of every sample of the metric name (a counter's or
+// an untyped one's) whose labels hold each of with (`kind="value"`) and
+// none of without.
 func (m metrics) sum(name string, with, without []string) float64 {
 	var s float64
-outer:
-	for k, v := range m {
-		if k != name && !strings.HasPrefix(k, name+"{") {
-			continue
+	for _, x := range m[name].GetMetric() {
+		labels := make([]string, 0, len(x.GetLabel()))
+		for _, l := range x.GetLabel() {
+			labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
 		}
-		for _, w := range with {
-			if !strings.Contains(k, w) {
-				continue outer
-			}
+		in := func(w string) bool { return slices.Contains(labels, w) }
+		out := func(w string) bool { return !in(w) }
+		if !slices.ContainsFunc(with, out) && !slices.ContainsFunc(without, in) {
+			s += x.GetCounter().GetValue() + x.GetUntyped().GetValue()
 		}
-		for _, w := range without {
-			if strings.Contains(k, w) {
-				continue outer
-			}
-		}
-		s += v
 	}
 	return s
 }
@@ -122,5 +91,9 @@ func scrape(ctx context.Context, addr string) (metrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: scrape decoder metrics: %w", err)
 	}
-	return parseMetrics(bytes.NewReader(b)), nil
+	m, err := parseMetrics(bytes.NewReader(b))
+	if err != nil {
+		return nil, fmt.Errorf("bench: decoder metrics: %w", err)
+	}
+	return m, nil
 }

@@ -14,8 +14,6 @@ candec_envelopes_published_total{kind="window"} 100
 candec_envelopes_suppressed_total{reason="cap"} 7
 candec_envelopes_suppressed_total{reason="coalesced"} 0
 candec_publish_latency_seconds_bucket{le="0.005"} 3
-weird line
-broken{ 5
 `
 
 const scrapeAfter = `candec_raw_frames_total 18827
@@ -30,8 +28,18 @@ candec_envelopes_suppressed_total{reason="coalesced"} 2
 candec_publish_errors_total 1 1700000000000
 `
 
+// parse reads a page that must be read whole.
+func parse(t *testing.T, page string) metrics {
+	t.Helper()
+	m, err := parseMetrics(strings.NewReader(page))
+	if err != nil {
+		t.Fatalf("parseMetrics: %v", err)
+	}
+	return m
+}
+
 func TestDecoderStats(t *testing.T) {
-	d := decoderStats(parseMetrics(strings.NewReader(scrapeBefore)), parseMetrics(strings.NewReader(scrapeAfter)))
+	d := decoderStats(parse(t, scrapeBefore), parse(t, scrapeAfter))
 	checks := []struct {
 		what      string
 		got, want uint64
@@ -53,9 +61,23 @@ func TestDecoderStats(t *testing.T) {
 }
 
 func TestParseMetricsLabelsWithSpaces(t *testing.T) {
-	m := parseMetrics(strings.NewReader(`x{a="b c}d"} 4` + "\n"))
+	m := parse(t, `x{a="b c}d"} 4`+"\n")
 	if got := m.sum("x", nil, nil); got != 4 {
 		t.Errorf("sum = %v, want 4", got)
+	}
+	if got := m.sum("x", []string{`a="b c}d"`}, nil); got != 4 {
+		t.Errorf("sum with the label = %v, want 4", got)
+	}
+}
+
+// TestParseMetricsGarbage: a page that is not the text format is an
+// error (the run then says the decoder's metrics were not read), never a
+// partial sum.
+func TestParseMetricsGarbage(t *testing.T) {
+	for _, page := range []string{"weird line\n", "broken{ 5\n", "#0\n{}0\n", scrapeAfter + "x 1 2 3\n"} {
+		if _, err := parseMetrics(strings.NewReader(page)); err == nil {
+			t.Errorf("parseMetrics(%q): no error", page)
+		}
 	}
 }
 
@@ -63,11 +85,15 @@ func FuzzParseMetrics(f *testing.F) {
 	f.Add([]byte(scrapeBefore))
 	f.Add([]byte(scrapeAfter))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m := parseMetrics(strings.NewReader(string(b)))
+		m, err := parseMetrics(strings.NewReader(string(b)))
+		if err != nil {
+			return
+		}
 		for k := range m {
 			if strings.TrimSpace(k) == "" {
 				t.Fatalf("empty metric name from %q", b)
 			}
+			m.sum(k, []string{`kind="window"`}, []string{`reason="cap"`})
 		}
 	})
 }
