@@ -279,14 +279,6 @@ func (b *Batcher) Flush() error {
 	return c.release()
 }
 
-// unwrap returns the connection under c, if c is one Dial made.
-func unwrap(c net.Conn) net.Conn {
-	if bc, ok := c.(*conn); ok {
-		return bc.Conn
-	}
-	return c
-}
-
 // Publish writes payload on topic at QoS 0, with the MQTT v5 content
 // type contentType unless it is empty, to the current connection: in
 // the hold when there is one, else at once. It encodes the PUBLISH

@@ -141,3 +141,11 @@ func TestDialNoDelay(t *testing.T) {
 		t.Fatal("TCP_NODELAY is off on the broker connection; small messages would wait for Nagle")
 	}
 }
+
+// unwrap returns the connection under c, if c is one Dial made.
+func unwrap(c net.Conn) net.Conn {
+	if bc, ok := c.(*conn); ok {
+		return bc.Conn
+	}
+	return c
+}

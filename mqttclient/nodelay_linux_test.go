@@ -19,3 +19,13 @@ func noDelay(c *net.TCPConn) (bool, error) {
 	}
 	return v != 0, serr
 }
+
+// tcpConn returns the TCP connection under a connection Dial made.
+func tcpConn(c net.Conn) *net.TCPConn {
+	c = unwrap(c)
+	if q, ok := c.(*quickAckConn); ok {
+		return q.TCPConn
+	}
+	tc, _ := c.(*net.TCPConn)
+	return tc
+}

@@ -8,3 +8,10 @@ import (
 )
 
 func noDelay(*net.TCPConn) (bool, error) { return false, errors.New("not on this OS") }
+
+// tcpConn returns the TCP connection under a connection Dial made.
+func tcpConn(c net.Conn) *net.TCPConn {
+	c = unwrap(c)
+	tc, _ := c.(*net.TCPConn)
+	return tc
+}

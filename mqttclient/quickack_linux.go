@@ -38,13 +38,3 @@ func (c *quickAckConn) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
-
-// tcpConn returns the TCP connection under a connection Dial made.
-func tcpConn(c net.Conn) *net.TCPConn {
-	c = unwrap(c)
-	if q, ok := c.(*quickAckConn); ok {
-		return q.TCPConn
-	}
-	tc, _ := c.(*net.TCPConn)
-	return tc
-}

@@ -337,14 +337,6 @@ func RegisterFlags(fs *flag.FlagSet) *FlagOverrides {
 	return fo
 }
 
-// text returns the value of key as the text that would set it.
-func (c *Config) text(key string) string {
-	if k := findKey(key); k != nil {
-		return k.get(c)
-	}
-	return ""
-}
-
 // Overrides returns the flags given, in command-line order.
 func (fo *FlagOverrides) Overrides() []Override {
 	if fo == nil {

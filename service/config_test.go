@@ -388,3 +388,11 @@ func TestDocListsEveryKey(t *testing.T) {
 		}
 	}
 }
+
+// text returns the value of key as the text that would set it.
+func (c *Config) text(key string) string {
+	if k := findKey(key); k != nil {
+		return k.get(c)
+	}
+	return ""
+}

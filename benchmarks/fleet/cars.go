@@ -53,15 +53,6 @@ func (c *Car) Values() int {
 	return n
 }
 
-// Bytes returns the bytes of the car's window payloads.
-func (c *Car) Bytes() int {
-	n := 0
-	for i := range c.Windows {
-		n += len(c.Windows[i].Payload)
-	}
-	return n
-}
-
 // ReadFrames reads every frame of a capture.
 func ReadFrames(ctx context.Context, path string) ([]frame.Frame, error) {
 	src, err := capture.OpenContext(ctx, path, capture.Options{})

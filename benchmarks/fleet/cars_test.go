@@ -87,3 +87,12 @@ func BenchmarkNewCar(b *testing.B) {
 		testCars(b, 1, 10*time.Second)
 	}
 }
+
+// Bytes returns the bytes of the car's window payloads.
+func (c *Car) Bytes() int {
+	n := 0
+	for i := range c.Windows {
+		n += len(c.Windows[i].Payload)
+	}
+	return n
+}

@@ -416,3 +416,8 @@ VAL_ 256 F 0 "Off" 1 "On" 2 "Fault" 3 "Limp" ;
 		t.Errorf("curve %+v: want the first two points to miss enum transitions, the last none", plan.Curve)
 	}
 }
+
+// AnalyzeRecording is Analyze of a capture held in memory.
+func AnalyzeRecording(r *Recording, cfg Config) (*Report, error) {
+	return analyze(r.source(), cfg, r.obs)
+}

@@ -138,11 +138,6 @@ func Analyze(src capture.Source, cfg Config) (*Report, error) {
 	return analyze(src, cfg, nil)
 }
 
-// AnalyzeRecording is Analyze of a capture held in memory.
-func AnalyzeRecording(r *Recording, cfg Config) (*Report, error) {
-	return analyze(r.source(), cfg, r.obs)
-}
-
 // analyze is Analyze of src; obs, if not nil, is what was observed of
 // every signal of src (a Recording's), else the run observes it.
 func analyze(src pipeline.Source, cfg Config, obs []spread) (*Report, error) {

@@ -59,15 +59,6 @@ func (s *seqSet) find(seq uint64) int {
 	return sort.Search(len(s.r), func(i int) bool { return s.r[i][1] >= seq })
 }
 
-// Len returns how many seqs the set holds.
-func (s *seqSet) Len() uint64 {
-	var n uint64
-	for _, r := range s.r {
-		n += r[1] - r[0] + 1
-	}
-	return n
-}
-
 // Ranges returns the ranges, for a manifest.
 func (s *seqSet) Ranges() [][2]uint64 { return s.r }
 

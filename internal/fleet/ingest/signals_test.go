@@ -148,3 +148,12 @@ func FuzzSeqSet(f *testing.F) {
 		}
 	})
 }
+
+// Len returns how many seqs the set holds.
+func (s *seqSet) Len() uint64 {
+	var n uint64
+	for _, r := range s.r {
+		n += r[1] - r[0] + 1
+	}
+	return n
+}
