@@ -9,22 +9,11 @@ import (
 // group is written: appending a decoded value is then a store, without
 // allocation and without parquet's per-value bookkeeping.
 
-// int64s is a column of int64 (nullable when valid is kept).
-type int64s struct {
-	v     []int64
+// vec is a column of int64, float64 or string, nullable when valid is
+// kept.
+type vec[T any] struct {
+	v     []T
 	valid []bool // nil for a required column
-}
-
-// float64s is a column of float64, nullable.
-type float64s struct {
-	v     []float64
-	valid []bool
-}
-
-// strs is a column of strings, nullable when valid is kept.
-type strs struct {
-	v     []string
-	valid []bool
 }
 
 // lists is a column of lists of strings, null where a row's list is
@@ -65,41 +54,21 @@ func level(v parquet.Value, valid []bool, i, col int) parquet.Value {
 	return v
 }
 
-func (p *values) int64s(c *int64s, col int) []parquet.Value {
+// of turns c into the parquet values of column col, each made by value.
+func of[T any](p *values, c *vec[T], col int, value func(T) parquet.Value) []parquet.Value {
 	out := p.reset(len(c.v))
 	for i, x := range c.v {
-		out = append(out, level(parquet.Int64Value(x), c.valid, i, col))
+		out = append(out, level(value(x), c.valid, i, col))
 	}
 	p.buf = out
 	return out
 }
 
-func (p *values) int32s(c *int64s, col int) []parquet.Value {
-	out := p.reset(len(c.v))
-	for i, x := range c.v {
-		out = append(out, level(parquet.Int32Value(int32(x)), c.valid, i, col))
-	}
-	p.buf = out
-	return out
-}
+// int32Value is the INT32 value of x.
+func int32Value(x int64) parquet.Value { return parquet.Int32Value(int32(x)) }
 
-func (p *values) float64s(c *float64s, col int) []parquet.Value {
-	out := p.reset(len(c.v))
-	for i, x := range c.v {
-		out = append(out, level(parquet.DoubleValue(x), c.valid, i, col))
-	}
-	p.buf = out
-	return out
-}
-
-func (p *values) strs(c *strs, col int) []parquet.Value {
-	out := p.reset(len(c.v))
-	for i, x := range c.v {
-		out = append(out, level(parquet.ByteArrayValue(bytesOf(x)), c.valid, i, col))
-	}
-	p.buf = out
-	return out
-}
+// stringValue is the BYTE_ARRAY value of s, sharing its bytes.
+func stringValue(s string) parquet.Value { return parquet.ByteArrayValue(bytesOf(s)) }
 
 // lists gives a row with no string one null value, and a row with
 // some a value per string, the first starting the row (repetition level

@@ -451,11 +451,11 @@ type table struct {
 	dir   string   // the partition directory, relative to the lake's
 	file  TempFile // being written, from the first row group on
 	n     int      // rows buffered
-	time  int64s
-	id    int64s
-	sa    int64s
-	pol   int64s // policy_version
-	oor   lists  // the columns of the values out of range
+	time  vec[int64]
+	id    vec[int64]
+	sa    vec[int64]
+	pol   vec[int64] // policy_version
+	oor   lists      // the columns of the values out of range
 	vals  []sigCol
 	out   *bufio.Writer
 	pw    *parquet.Writer
@@ -463,9 +463,9 @@ type table struct {
 }
 
 type sigCol struct {
-	ints   int64s
-	floats float64s
-	label  strs
+	ints   vec[int64]
+	floats vec[float64]
+	label  vec[string]
 }
 
 const dayNanos = int64(24 * time.Hour)
@@ -619,31 +619,31 @@ func (w *Writer) flush(tb *table) error {
 		}
 	}
 	pw, p, lo := tb.pw, &w.pv, tb.lo
-	if err := writeColumn(pw, tTime, p.int64s(&tb.time, tTime)); err != nil {
+	if err := writeColumn(pw, tTime, of(p, &tb.time, tTime, parquet.Int64Value)); err != nil {
 		return err
 	}
 	if cap(w.bus) < tb.n {
 		w.bus = make([]string, tb.n)
 	}
-	bus := strs{v: w.bus[:tb.n]}
+	bus := vec[string]{v: w.bus[:tb.n]}
 	for i := range bus.v {
 		bus.v[i] = tb.key.bus
 	}
-	if err := writeColumn(pw, tBus, p.strs(&bus, tBus)); err != nil {
+	if err := writeColumn(pw, tBus, of(p, &bus, tBus, stringValue)); err != nil {
 		return err
 	}
-	if err := writeColumn(pw, tID, p.int64s(&tb.id, tID)); err != nil {
+	if err := writeColumn(pw, tID, of(p, &tb.id, tID, parquet.Int64Value)); err != nil {
 		return err
 	}
 	col := tID + 1
 	if lo.j1939 {
-		if err := writeColumn(pw, col, p.int32s(&tb.sa, col)); err != nil {
+		if err := writeColumn(pw, col, of(p, &tb.sa, col, int32Value)); err != nil {
 			return err
 		}
 		col++
 	}
 	if lo.policy {
-		if err := writeColumn(pw, col, p.int64s(&tb.pol, col)); err != nil {
+		if err := writeColumn(pw, col, of(p, &tb.pol, col, parquet.Int64Value)); err != nil {
 			return err
 		}
 		col++
@@ -656,16 +656,16 @@ func (w *Writer) flush(tb *table) error {
 		c := &tb.vals[i]
 		var err error
 		if lo.sigs[i].integer {
-			err = writeColumn(pw, col, p.int64s(&c.ints, col))
+			err = writeColumn(pw, col, of(p, &c.ints, col, parquet.Int64Value))
 		} else {
-			err = writeColumn(pw, col, p.float64s(&c.floats, col))
+			err = writeColumn(pw, col, of(p, &c.floats, col, parquet.DoubleValue))
 		}
 		if err != nil {
 			return err
 		}
 		col++
 		if lo.sigs[i].labelled {
-			if err := writeColumn(pw, col, p.strs(&c.label, col)); err != nil {
+			if err := writeColumn(pw, col, of(p, &c.label, col, stringValue)); err != nil {
 				return err
 			}
 			col++
