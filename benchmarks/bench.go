@@ -114,9 +114,7 @@ func (c Config) withDefaults() Config {
 	c.Broker.ClientID = cmp.Or(c.Broker.ClientID, DefaultClientID)
 	c.Out = cmp.Or(c.Out, io.Discard)
 	c.Log = cmp.Or(c.Log, io.Discard)
-	if c.Versions.Go == "" {
-		c.Versions.Go = runtime.Version()
-	}
+	c.Versions.Go = cmp.Or(c.Versions.Go, runtime.Version())
 	return c
 }
 

@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -705,9 +706,7 @@ func (c *Config) checkOwnTopics() error {
 // templateFilter is the topic filter that matches every topic tmpl can
 // give: each level holding a placeholder becomes '+'.
 func templateFilter(tmpl string) string {
-	if tmpl == "" {
-		tmpl = pipeline.DefaultTopicTemplate
-	}
+	tmpl = cmp.Or(tmpl, pipeline.DefaultTopicTemplate)
 	levels := strings.Split(tmpl, "/")
 	for i, l := range levels {
 		if strings.Contains(l, "{") {

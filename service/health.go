@@ -1,6 +1,7 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -63,10 +64,7 @@ type refusedError struct {
 }
 
 func (e *refusedError) Error() string {
-	why := reasonCodes[e.code]
-	if why == "" {
-		why = "refused"
-	}
+	why := cmp.Or(reasonCodes[e.code], "refused")
 	return fmt.Sprintf("refused with reason 0x%02X (%s)", e.code, why)
 }
 

@@ -248,10 +248,7 @@ func WriteMarkdown(w io.Writer, s Summary, m Meta) error {
 // baseline, from which runs and with which versions.
 func writeHeader(b *strings.Builder, s Summary, m Meta) {
 	fmt.Fprintf(b, "# Bench baseline: %s\n\n", s.Host)
-	cmd := m.Command
-	if cmd == "" {
-		cmd = "candec bench summary"
-	}
+	cmd := cmp.Or(m.Command, "candec bench summary")
 	of := ""
 	if m.Profile != "" {
 		of = " of profile " + m.Profile

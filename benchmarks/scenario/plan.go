@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -39,10 +40,7 @@ func WritePlan(w io.Writer, profile string, runs []Run, repeat int) error {
 		if r.Load.PerFrame {
 			load += " per frame"
 		}
-		policy := r.Policy.File
-		if policy == "" {
-			policy = "(service default)"
-		}
+		policy := cmp.Or(r.Policy.File, "(service default)")
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%d+%d\t%v+%v\t%s\t%s\n",
 			i+1, r.Scenario, load, r.DBC.Label, r.Policy.Label, r.Stream,
 			r.RawSubscribers, r.EnvelopeSubscribers, r.Warmup, r.Duration, r.DBC.File, policy)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -225,10 +226,7 @@ func runBenchSummary(e cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir := *results
-	if dir == "" {
-		dir = filepath.Join(filepath.Dir(*file), "results")
-	}
+	dir := cmp.Or(*results, filepath.Join(filepath.Dir(*file), "results"))
 	s, refs, inputs, err := summarize(*file, dir, h, *profile, *last)
 	if err != nil {
 		return err
@@ -240,10 +238,7 @@ func runBenchSummary(e cli.Env, args []string) error {
 		References: refs,
 		Generated:  s.To,
 	}
-	path := *out
-	if path == "" {
-		path = filepath.Join(dir, "baseline-"+h+".md")
-	}
+	path := cmp.Or(*out, filepath.Join(dir, "baseline-"+h+".md"))
 	if err := writeSummary(e, path, s, meta, inputs); err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -201,12 +202,8 @@ func runFleet(ctx context.Context, e cli.Env, f fleetFlags, a fleetArgs) error {
 
 // runFleetBench runs one fleet run and prints and records its result.
 func runFleetBench(ctx context.Context, e cli.Env, f fleetFlags, duration, warmup time.Duration, workDir, resultsDir, host string) error {
-	if duration == 0 {
-		duration = 20 * time.Second
-	}
-	if warmup == 0 {
-		warmup = 5 * time.Second
-	}
+	duration = cmp.Or(duration, 20*time.Second)
+	warmup = cmp.Or(warmup, 5*time.Second)
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("bench: find the candec binary: %w", err)

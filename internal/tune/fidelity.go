@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"cmp"
 	"math"
 	"sync"
 	"time"
@@ -201,10 +202,7 @@ func (f *sigFid) result(sig *dbc.Signal, secs float64, obs *spread) Fidelity {
 	if r.Range > 0 {
 		r.RMSRange, r.MaxRange = r.RMS/r.Range, r.Max/r.Range
 	}
-	res := math.Abs(sig.Factor)
-	if res == 0 {
-		res = 1
-	}
+	res := cmp.Or(math.Abs(sig.Factor), 1)
 	r.RMSRes, r.MaxRes = r.RMS/res, r.Max/res
 	if f.lags != nil {
 		sec := func(d time.Duration) float64 { return d.Seconds() }

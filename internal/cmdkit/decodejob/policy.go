@@ -1,6 +1,7 @@
 package decodejob
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,10 +55,7 @@ func RunPolicy(ctx context.Context, stdout, stderr io.Writer, db *dbc.Database, 
 	if opts.Window {
 		cfg.Window = &pipeline.WindowConfig{}
 	}
-	name := opts.Name
-	if name == "" {
-		name = "capture"
-	}
+	name := cmp.Or(opts.Name, "capture")
 	lw := pipeline.NewLineWriter(stdout)
 	eng, err := pipeline.New(db, cfg, lw)
 	if err != nil {

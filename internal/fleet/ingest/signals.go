@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -49,10 +50,7 @@ func newSignalTable(prefix string, buses []Bus) (signalTable, []string, error) {
 		if b.DB == nil {
 			return nil, nil, fmt.Errorf("ingest: bus %q has no DBC", b.Interface)
 		}
-		bus := b.Interface
-		if bus == "" {
-			bus = DefaultBus
-		}
+		bus := cmp.Or(b.Interface, DefaultBus)
 		for _, s := range b.DB.Signals {
 			topic := prefix + s.Name
 			if _, dup := t[topic]; dup {

@@ -1,6 +1,7 @@
 package lake
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -260,9 +261,7 @@ func (s *dirStore) writeNew(rel string, b []byte) (bool, error) {
 // and temporary files, sorted; a symbolic link, a named pipe or a
 // device anywhere below dir is refused (ErrLink, ErrNotRegular).
 func (s *dirStore) List(dir string) ([]string, error) {
-	if dir == "" {
-		dir = "."
-	}
+	dir = cmp.Or(dir, ".")
 	if dir != "." {
 		if err := s.valid(dir); err != nil {
 			return nil, err

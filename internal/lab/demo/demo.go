@@ -137,10 +137,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	clientID := o.Broker.ClientID
-	if clientID == "" {
-		clientID = fmt.Sprintf("candec-demo-%d", os.Getpid())
-	}
+	clientID := cmp.Or(o.Broker.ClientID, fmt.Sprintf("candec-demo-%d", os.Getpid()))
 
 	conn, where := o.Broker, "a real broker"
 	if conn.Broker != "" {

@@ -131,10 +131,7 @@ func (h *Histogram) Quantile(q float64) time.Duration {
 	case q >= 1:
 		return time.Duration(h.max)
 	}
-	rank := uint64(math.Ceil(q * float64(h.n)))
-	if rank == 0 {
-		rank = 1
-	}
+	rank := max(uint64(math.Ceil(q*float64(h.n))), 1)
 	var seen uint64
 	for i, c := range h.counts {
 		seen += c

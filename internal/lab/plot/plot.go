@@ -1,6 +1,7 @@
 package plot
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,9 +70,7 @@ type Data struct {
 
 // Match returns the signals of db that glob matches, in the DBC's order.
 func Match(db *dbc.Database, glob string) ([]*dbc.Signal, error) {
-	if glob == "" {
-		glob = "*"
-	}
+	glob = cmp.Or(glob, "*")
 	if _, err := path.Match(glob, ""); err != nil {
 		return nil, fmt.Errorf("plot: --signals %q: %w", glob, err)
 	}

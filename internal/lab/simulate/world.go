@@ -1,6 +1,9 @@
 package simulate
 
-import "math"
+import (
+	"cmp"
+	"math"
+)
 
 // The kart the world models: a 24s NMC pack, one motor driving the rear
 // axle through a chain. The figures are plausible, not measured; they
@@ -359,9 +362,7 @@ func (w *world) lowVoltage() (aux float64) {
 // cells at their open-circuit voltage less the drop of the previous
 // step's current, the state of charge, the energy used and regenerated.
 func (w *world) packStep(dt, aux float64) {
-	if w.packV == 0 {
-		w.packV = cellCount * (ocvEmpty + ocvSpan*w.soc)
-	}
+	w.packV = cmp.Or(w.packV, cellCount*(ocvEmpty+ocvSpan*w.soc))
 	w.packI = (w.pElec + aux) / w.packV
 	w.soc -= w.packI * dt / 3600 / packCapacityAh
 	ocv := ocvEmpty + ocvSpan*w.soc

@@ -2,6 +2,7 @@ package s3store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -128,10 +129,7 @@ func newClient(opt Options) (*minio.Client, error) {
 	if id == "" || secret == "" {
 		return nil, errors.New("s3store: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY must both be set")
 	}
-	region := opt.Env("AWS_REGION")
-	if region == "" {
-		region = opt.Env("AWS_DEFAULT_REGION")
-	}
+	region := cmp.Or(opt.Env("AWS_REGION"), opt.Env("AWS_DEFAULT_REGION"))
 	if region == "" && ep.custom {
 		region = "us-east-1" // rather than a request to ask the server
 	}

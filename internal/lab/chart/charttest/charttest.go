@@ -6,6 +6,7 @@ package charttest
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"io"
@@ -32,9 +33,7 @@ func Texts(svg []byte) ([]string, error) {
 		}
 		switch t := tok.(type) {
 		case xml.StartElement:
-			if root == "" {
-				root = t.Name.Local
-			}
+			root = cmp.Or(root, t.Name.Local)
 			if t.Name.Local == "text" {
 				in++
 				cur.Reset()
