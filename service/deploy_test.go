@@ -34,9 +34,9 @@ func deployBroker(t *testing.T, users ...string) string {
 // right left out.
 func deployBrokerACL(t *testing.T, aclText string, users ...string) string {
 	t.Helper()
-	exe := brokertest.FindMosquitto()
+	exe, ferr := mosquitto.Find()
 	passwd, err := exec.LookPath("mosquitto_passwd")
-	if exe == "" || err != nil {
+	if ferr != nil || err != nil {
 		if os.Getenv(brokertest.RequireEnv) == "1" {
 			t.Fatal("mosquitto and mosquitto_passwd are needed")
 		}

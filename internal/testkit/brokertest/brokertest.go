@@ -57,7 +57,7 @@ func Start(t testing.TB) *Broker {
 	b := &Broker{t: t, dir: t.TempDir()}
 	forced := os.Getenv(EmbeddedEnv) == "1"
 	if !forced {
-		b.exe = findMosquitto()
+		b.exe, _ = findMosquitto()
 	}
 	if b.exe == "" {
 		switch {
@@ -94,19 +94,9 @@ func Start(t testing.TB) *Broker {
 	return b
 }
 
-// findMosquitto is FindMosquitto; tests replace it to exercise the
+// findMosquitto is mosquitto.Find; tests replace it to exercise the
 // fallback.
-var findMosquitto = FindMosquitto
-
-// FindMosquitto returns the path of the mosquitto binary, or "" when it
-// is not installed.
-func FindMosquitto() string {
-	p, err := mosquitto.Find()
-	if err != nil {
-		return ""
-	}
-	return p
-}
+var findMosquitto = mosquitto.Find
 
 func (b *Broker) setAddr(addr string) {
 	b.Addr = addr

@@ -9,13 +9,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/yukart/candec/internal/lab/mosquitto"
 	"go.uber.org/goleak"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestMosquittoRetainsAndRestarts(t *testing.T) {
-	if FindMosquitto() == "" || os.Getenv(EmbeddedEnv) == "1" {
+	if _, err := mosquitto.Find(); err != nil || os.Getenv(EmbeddedEnv) == "1" {
 		t.Skip("mosquitto not installed or not wanted; the fallback is tested by TestFallbackToEmbedded")
 	}
 	b := Start(t)
@@ -37,8 +38,8 @@ func TestMosquittoRetainsAndRestarts(t *testing.T) {
 func TestFallbackToEmbedded(t *testing.T) {
 	t.Setenv(RequireEnv, "")
 	t.Setenv(EmbeddedEnv, "")
-	findMosquitto = func() string { return "" }
-	defer func() { findMosquitto = FindMosquitto }()
+	findMosquitto = func() (string, error) { return "", mosquitto.ErrNotFound }
+	defer func() { findMosquitto = mosquitto.Find }()
 	b := Start(t)
 	if !b.Embedded {
 		t.Fatal("got mosquitto; want the embedded broker when mosquitto is missing")
@@ -113,8 +114,8 @@ func (f *fakeTB) Fatalf(format string, args ...any) {
 func TestRequireMosquitto(t *testing.T) {
 	t.Setenv(RequireEnv, "1")
 	t.Setenv(EmbeddedEnv, "")
-	findMosquitto = func() string { return "" }
-	defer func() { findMosquitto = FindMosquitto }()
+	findMosquitto = func() (string, error) { return "", mosquitto.ErrNotFound }
+	defer func() { findMosquitto = mosquitto.Find }()
 	f := &fakeTB{TB: t}
 	done := make(chan struct{})
 	go func() {

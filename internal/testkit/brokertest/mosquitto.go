@@ -14,7 +14,7 @@ import (
 // embedded one will not do.
 func RequireMosquitto(t testing.TB) string {
 	t.Helper()
-	exe := findMosquitto()
+	exe, _ := findMosquitto()
 	if exe == "" {
 		if os.Getenv(RequireEnv) == "1" {
 			t.Fatalf("brokertest: mosquitto not found and %s=1 (install the Debian package mosquitto)", RequireEnv)

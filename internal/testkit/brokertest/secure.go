@@ -68,7 +68,7 @@ type SecureBroker struct {
 // RequireEnv is 1.
 func StartSecure(t testing.TB, s Secure) *SecureBroker {
 	t.Helper()
-	exe := findMosquitto()
+	exe, _ := findMosquitto()
 	if exe == "" {
 		missing(t, "mosquitto")
 	}

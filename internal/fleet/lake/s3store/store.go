@@ -107,9 +107,7 @@ func (o Options) withDefaults() Options {
 	}
 	o.MinBackoff = defaults.Positive(o.MinBackoff, DefaultMinBackoff)
 	o.MaxBackoff = defaults.Positive(o.MaxBackoff, DefaultMaxBackoff)
-	if o.MaxBackoff < o.MinBackoff {
-		o.MaxBackoff = o.MinBackoff
-	}
+	o.MaxBackoff = max(o.MaxBackoff, o.MinBackoff)
 	if o.Sleep == nil {
 		o.Sleep = sleep
 	}
