@@ -63,10 +63,7 @@ func runDemo(ctx context.Context, e cli.Env, args []string) error {
 	duration := autoDuration{auto: true}
 	given := map[string]bool{}
 	fs.Var(&duration, "duration", "stop after `D`; 0: at Ctrl-C; auto: at Ctrl-C on a terminal, after 10s otherwise")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := cli.CheckArgs(fs, 0, ""); err != nil {
+	if err := cli.ParseArgs(fs, args, 0, ""); err != nil {
 		return err
 	}
 	// An empty file is the default, or its built-in copy where it is

@@ -285,6 +285,15 @@ func printDefaults(fs *flag.FlagSet) {
 	tmp.PrintDefaults()
 }
 
+// ParseArgs parses args into fs, then checks the positional arguments
+// as CheckArgs does.
+func ParseArgs(fs *flag.FlagSet, args []string, want int, what string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	return CheckArgs(fs, want, what)
+}
+
 // CheckArgs checks a command's positional arguments after parsing: want
 // of them (-1: any number, at least one). An argument that looks like a
 // flag after the first positional one is the common slip of writing

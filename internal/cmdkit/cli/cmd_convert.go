@@ -14,10 +14,7 @@ func runConvert(ctx context.Context, e Env, args []string) error {
 	fs := NewFlags(e, "convert", "[flags] IN|- OUT|-")
 	skip := fs.Bool("skip-invalid", false, "skip malformed records of IN (and count them) instead of stopping")
 	errFrames := fs.Bool("error-frames", false, "write error frames too (by default they are left out and counted: ASC, BLF, TRC and MF4 say too little about an error for candump's error classes)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := CheckArgs(fs, -1, "IN"); err != nil {
+	if err := ParseArgs(fs, args, -1, "IN"); err != nil {
 		return err
 	}
 	if fs.NArg() != 2 {

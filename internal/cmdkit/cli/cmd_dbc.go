@@ -14,10 +14,7 @@ import (
 // the error's position.
 func runDBC(ctx context.Context, e Env, args []string) error {
 	fs := NewFlags(e, "dbc", "FILE…")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := CheckArgs(fs, -1, "FILE"); err != nil {
+	if err := ParseArgs(fs, args, -1, "FILE"); err != nil {
 		return err
 	}
 	db, err := dbc.LoadContext(ctx, fs.Args()...)

@@ -30,10 +30,7 @@ func runDecode(ctx context.Context, e Env, args []string) error {
 	out := fs.String("o", "-", "output `FILE` (- for stdout); written whole under a temporary name, never the capture itself")
 	outDir := fs.String("out-dir", "", "write a Parquet data lake to `DIR` (or s3://bucket/prefix, credentials from the AWS variables): a table per message, partitioned message=…/date=… (docs/lake.md)")
 	jobs := fs.Int("jobs", runtime.GOMAXPROCS(0), "with --out-dir: captures decoded at once")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := CheckArgs(fs, -1, "CAPTURE"); err != nil {
+	if err := ParseArgs(fs, args, -1, "CAPTURE"); err != nil {
 		return err
 	}
 	// Everything the command line says is checked before the output is

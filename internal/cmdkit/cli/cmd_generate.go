@@ -24,10 +24,7 @@ func runGenerate(ctx context.Context, e Env, args []string) (err error) {
 	start := fs.String("start", d.Start.Format(time.RFC3339Nano), "time of the capture's start (RFC 3339)")
 	fs.StringVar(&d.Interface, "iface", d.Interface, "interface name written in the log")
 	out := fs.String("o", "-", "output `FILE` (- for standard output)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if err := CheckArgs(fs, 0, ""); err != nil {
+	if err := ParseArgs(fs, args, 0, ""); err != nil {
 		return err
 	}
 	d.Scenario = simulate.Scenario(*scenario)
