@@ -1,37 +1,26 @@
 package benchmarks
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"math"
-	"net/http"
 	"slices"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/yukart/candec/benchmarks/report"
+	"github.com/yukart/candec/benchmarks/stack"
 )
 
 // metrics is a scrape of the Prometheus text format: its metric
 // families by name.
 type metrics map[string]*dto.MetricFamily
 
-// parseMetrics reads the Prometheus text exposition format; a page it
-// cannot read whole is an error. expfmt before v0.71 panics on a page
-// whose line opens with "{}" (prometheus/common#922): an error too.
-func parseMetrics(r io.Reader) (m metrics, err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			m, err = nil, fmt.Errorf("unreadable metrics page: %v", v)
-		}
-	}()
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(r)
+// parseMetrics reads a page of the Prometheus text format
+// (stack.ParseMetrics).
+func parseMetrics(r io.Reader) (metrics, error) {
+	return stack.ParseMetrics(r)
 }
 
 // sum returns the sum of every sample of the metric name (a counter's or
@@ -73,25 +62,7 @@ func decoderStats(before, after metrics) *report.DecoderStats {
 
 // scrape reads http://addr/metrics.
 func scrape(ctx context.Context, addr string) (metrics, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return nil, fmt.Errorf("bench: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("bench: scrape decoder metrics: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("bench: scrape decoder metrics: %s", resp.Status)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return nil, fmt.Errorf("bench: scrape decoder metrics: %w", err)
-	}
-	m, err := parseMetrics(bytes.NewReader(b))
+	m, err := stack.Scrape(ctx, "http://"+addr+"/metrics")
 	if err != nil {
 		return nil, fmt.Errorf("bench: decoder metrics: %w", err)
 	}

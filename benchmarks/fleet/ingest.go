@@ -4,15 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
+	dto "github.com/prometheus/client_model/go"
+
 	"github.com/yukart/candec/benchmarks/stack"
 	"github.com/yukart/candec/internal/base/child"
 	"github.com/yukart/candec/internal/lab/mosquitto"
@@ -76,23 +75,11 @@ func (in *ingest) ready(ctx context.Context, mark string) error {
 
 // metric returns the sum of a metric's samples, over its labels.
 func (in *ingest) metric(ctx context.Context, name string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, in.metrics, nil)
-	if err != nil {
-		return 0, err
+	fams, err := stack.Scrape(ctx, in.metrics)
+	if err == nil {
+		return sumFamilies(fams, name)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("fleet: %s metrics: %w", in.p.Name, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("fleet: %s metrics: %s", in.p.Name, resp.Status)
-	}
-	v, err := sumMetric(resp.Body, name)
-	if err != nil {
-		return 0, fmt.Errorf("fleet: %s metrics: %w", in.p.Name, err)
-	}
-	return v, nil
+	return 0, fmt.Errorf("fleet: %s metrics: %w", in.p.Name, err)
 }
 
 // metricAlways is a counter an ingest always exposes; a page without it
@@ -105,11 +92,15 @@ const metricAlways = "candec_ingest_commits_total"
 // is 0 where the page is an ingest's (metricAlways there), an error
 // otherwise.
 func sumMetric(r io.Reader, name string) (float64, error) {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(r)
+	fams, err := stack.ParseMetrics(r)
 	if err != nil {
 		return 0, err
 	}
+	return sumFamilies(fams, name)
+}
+
+// sumFamilies sums the counter name's samples (sumMetric).
+func sumFamilies(fams map[string]*dto.MetricFamily, name string) (float64, error) {
 	f, ok := fams[name]
 	if !ok {
 		if _, ingest := fams[metricAlways]; ingest {

@@ -22,6 +22,7 @@ func TestSumMetric(t *testing.T) {
 		{"no vehicle yet", commits, 0, ""},
 		{"no ingest's page", "# TYPE go_goroutines gauge\ngo_goroutines 7\n", 0, "no metric candec_ingest_values_total"},
 		{"empty page", "", 0, "no metric candec_ingest_values_total"},
+		{"a line opening with {}", "{} 1\n", 0, "unreadable metrics page"},
 		{"not the text format", "candec_ingest_values_total{vehicle=\"x\" 12\n", 0, "line 1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package stack runs the bench's private processes: a mosquitto of its
 // own on a free port, and the candec processes (decoder, replay) it
-// measures.
+// measures, whose metrics pages it reads (Scrape).
 //
 // Nothing here touches a broker already running on the machine: the
 // private mosquitto listens on 127.0.0.1 on a port the kernel picked,
