@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/yukart/candec/internal/base/defaults"
 )
 
 // Defaults of JetStream.
@@ -62,21 +64,11 @@ type JetStream struct {
 
 // withDefaults fills in j's defaults; rollAge is Config.RollAge.
 func (j JetStream) withDefaults(rollAge time.Duration) JetStream {
-	if j.Stream == "" {
-		j.Stream = DefaultStream
-	}
-	if j.Partitions <= 0 {
-		j.Partitions = DefaultPartitions
-	}
-	if j.PinnedTTL <= 0 {
-		j.PinnedTTL = DefaultPinnedTTL
-	}
-	if j.AckWait <= 0 {
-		j.AckWait = 2*rollAge + 30*time.Second
-	}
-	if j.Beat <= 0 {
-		j.Beat = DefaultBeat
-	}
+	j.Stream = cmp.Or(j.Stream, DefaultStream)
+	j.Partitions = defaults.Positive(j.Partitions, DefaultPartitions)
+	j.PinnedTTL = defaults.Positive(j.PinnedTTL, DefaultPinnedTTL)
+	j.AckWait = defaults.Positive(j.AckWait, 2*rollAge+30*time.Second)
+	j.Beat = defaults.Positive(j.Beat, DefaultBeat)
 	return j
 }
 
