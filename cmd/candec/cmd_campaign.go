@@ -188,6 +188,7 @@ type campaignFleetFlags struct {
 	conn               *brokerflags.Flags
 	policy, ack, fence *string
 	timeout            *time.Duration
+	mqtt               *string
 }
 
 func addCampaignFleetFlags(fs *flag.FlagSet) campaignFleetFlags {
@@ -197,6 +198,7 @@ func addCampaignFleetFlags(fs *flag.FlagSet) campaignFleetFlags {
 		ack:     fs.String("ack-topic", rollout.DefaultAckTopic, "the cars' acknowledgement `TOPIC`, '+' standing for the vehicle"),
 		fence:   fs.String("fence-topic", rollout.DefaultFenceTopic, "a `TOPIC` the user writes and reads and no car writes: the mark that every retained message has come"),
 		timeout: fs.Duration("timeout", rollout.DefaultTimeout, "bound on the connection and each step, `D`"),
+		mqtt:    fs.String("mqtt", rollout.MQTT5.String(), "the MQTT `VERSION` to speak: 5, or 3.1.1 for a broker that speaks no MQTT 5 (the NATS cluster: docs/campaigns.md)"),
 	}
 }
 
@@ -213,7 +215,11 @@ func (f campaignFleetFlags) config(cmd string) (rollout.Config, error) {
 	if err := cli.DurationIn(cmd, "--timeout", *f.timeout, 100*time.Millisecond, cli.MaxConnectTimeout); err != nil {
 		return rollout.Config{}, err
 	}
-	return rollout.Config{Settings: s, PolicyTopic: *f.policy, AckTopic: *f.ack, FenceTopic: *f.fence, Timeout: *f.timeout}, nil
+	proto, err := rollout.ParseProtocol(*f.mqtt)
+	if err != nil {
+		return rollout.Config{}, badFlag(cmd, "mqtt", strconv.Quote(*f.mqtt), "5 or 3.1.1")
+	}
+	return rollout.Config{Settings: s, PolicyTopic: *f.policy, AckTopic: *f.ack, FenceTopic: *f.fence, Timeout: *f.timeout, Protocol: proto}, nil
 }
 
 // runCampaignPush publishes a signed campaign, retained, to each car it

@@ -13,4 +13,14 @@
 // messages before it handles the client's next packet, and delivers a
 // client's messages in order: when the fence comes back, every retained
 // message has come before it. No wait is guessed.
+//
+// # MQTT 5 and 3.1.1
+//
+// It speaks MQTT 5 through paho (package mqttclient) by default, and
+// MQTT 3.1.1 through package mqtt311 when Config.Protocol says so: the
+// NATS cluster of deploy/nats speaks only 3.1.1. The protocol is the
+// connection only (the link interface); which cars, the fence and the
+// report are one code path for both. A 3.1.1 PUBACK carries no reason:
+// a push the broker's permissions refuse may be acknowledged and
+// dropped (nats-server does), which Read, not Push, then shows.
 package rollout

@@ -14,7 +14,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/eclipse/paho.golang/autopaho"
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/yukart/candec/campaign"
@@ -44,6 +43,41 @@ type Config struct {
 	FenceTopic string
 	// Timeout bounds the connection and each step.
 	Timeout time.Duration
+	// Protocol is the MQTT version spoken: MQTT5 (the default, through
+	// paho) or MQTT311 (the NATS cluster's nodes speak only 3.1.1).
+	Protocol Protocol
+}
+
+// Protocol is an MQTT version rollout speaks.
+type Protocol int
+
+// The protocols.
+const (
+	MQTT5   Protocol = iota // MQTT 5, through paho (package mqttclient)
+	MQTT311                 // MQTT 3.1.1, through package mqtt311
+)
+
+// ErrProtocol: a protocol name ParseProtocol does not know.
+var ErrProtocol = errors.New(`rollout: want MQTT version "5" or "3.1.1"`)
+
+// ParseProtocol reads a protocol's name: "5" or "3.1.1", as String
+// writes it.
+func ParseProtocol(s string) (Protocol, error) {
+	switch s {
+	case "5":
+		return MQTT5, nil
+	case "3.1.1":
+		return MQTT311, nil
+	}
+	return 0, fmt.Errorf("%w, got %q", ErrProtocol, s)
+}
+
+// String is the protocol's name.
+func (p Protocol) String() string {
+	if p == MQTT311 {
+		return "3.1.1"
+	}
+	return "5"
 }
 
 func (c Config) withDefaults() Config {
@@ -71,10 +105,22 @@ type Car struct {
 // ErrFence: the fence did not come back in time.
 var ErrFence = errors.New("rollout: the broker did not send the fence back (may the user write and read the fence topic?)")
 
+// link is a connection to the fleet's broker in one protocol: all
+// session needs of it.
+type link interface {
+	// subscribe subscribes at QoS 0 and returns once the broker
+	// granted every filter, or says which it refused.
+	subscribe(ctx context.Context, filters ...string) error
+	// publish publishes at QoS 1 and returns at the broker's
+	// acknowledgement; contentType is MQTT 5's, which 3.1.1 lacks.
+	publish(ctx context.Context, topic string, payload []byte, retain bool, contentType string) error
+	close()
+}
+
 // session is one connection to the fleet's broker.
 type session struct {
 	cfg   Config
-	cm    *autopaho.ConnectionManager
+	link  link
 	fence string // the payload Read waits for
 
 	mu    sync.Mutex
@@ -87,25 +133,19 @@ func connect(ctx context.Context, cfg Config) (*session, error) {
 	cfg = cfg.withDefaults()
 	s := &session{cfg: cfg, cars: map[string]*Car{}, saw: make(chan struct{}),
 		fence: "fence " + strconv.FormatInt(time.Now().UnixNano(), 10)}
-	att := mqttclient.NewAttempts()
-	cm, err := mqttclient.Connect(ctx, mqttclient.Config{Settings: cfg.Settings, ConnectTimeout: cfg.Timeout,
-		OnConnectError: att.Record, OnPublish: s.receive})
-	if err != nil {
-		return nil, err
+	var err error
+	if cfg.Protocol == MQTT311 {
+		s.link, err = dial311(ctx, cfg, s.receive)
+	} else {
+		s.link, err = dial5(ctx, cfg, func(p *paho.Publish) { s.receive(p.Topic, p.Payload) })
 	}
-	s.cm = cm
-	if err := att.Await(ctx, cm, cfg.Settings.Broker, cfg.Timeout); err != nil {
-		s.close()
+	if err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-func (s *session) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = s.cm.Disconnect(ctx)
-}
+func (s *session) close() { s.link.close() }
 
 func (s *session) car(id string) *Car {
 	c := s.cars[id]
@@ -118,35 +158,36 @@ func (s *session) car(id string) *Car {
 
 // receive runs on the client's one receiving goroutine, in the order
 // the broker sent.
-func (s *session) receive(p *paho.Publish) {
+// payload is read before it returns (package mqtt311 reuses it).
+func (s *session) receive(topic string, payload []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if p.Topic == s.cfg.FenceTopic {
-		if string(p.Payload) == s.fence && !s.fired {
+	if topic == s.cfg.FenceTopic {
+		if string(payload) == s.fence && !s.fired {
 			s.fired = true
 			close(s.saw)
 		}
 		return
 	}
-	if id, ok := campaign.VehicleOf(s.cfg.AckTopic, p.Topic); ok {
+	if id, ok := campaign.VehicleOf(s.cfg.AckTopic, topic); ok {
 		c := s.car(id)
-		a, err := campaign.ParseAck(p.Payload)
+		a, err := campaign.ParseAck(payload)
 		switch {
 		case err != nil:
 			c.Bad = err.Error()
 		case a.Vehicle != id:
-			c.Bad = fmt.Sprintf("acknowledgement of vehicle %q on %s", a.Vehicle, p.Topic)
+			c.Bad = fmt.Sprintf("acknowledgement of vehicle %q on %s", a.Vehicle, topic)
 		default:
 			c.Ack = &a
 		}
 		return
 	}
-	if id, ok := campaign.VehicleOf(s.cfg.PolicyTopic, p.Topic); ok {
+	if id, ok := campaign.VehicleOf(s.cfg.PolicyTopic, topic); ok {
 		c := s.car(id)
-		if len(p.Payload) == 0 {
+		if len(payload) == 0 {
 			return // a cleared topic
 		}
-		b, err := campaign.Peek(p.Payload)
+		b, err := campaign.Peek(payload)
 		if err != nil {
 			c.Bad = "pushed: " + err.Error()
 			return
@@ -159,20 +200,10 @@ func (s *session) receive(p *paho.Publish) {
 func (s *session) read(ctx context.Context) ([]Car, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
-	subs := []paho.SubscribeOptions{{Topic: s.cfg.AckTopic}, {Topic: s.cfg.PolicyTopic}, {Topic: s.cfg.FenceTopic}}
-	sa, err := s.cm.Subscribe(ctx, &paho.Subscribe{Subscriptions: subs})
-	if err == nil && sa != nil {
-		for i, r := range sa.Reasons {
-			if r >= 0x80 && i < len(subs) {
-				err = fmt.Errorf("the broker refused the subscription to %s (reason %#x)", subs[i].Topic, r)
-				break
-			}
-		}
-	}
-	if err != nil {
+	if err := s.link.subscribe(ctx, s.cfg.AckTopic, s.cfg.PolicyTopic, s.cfg.FenceTopic); err != nil {
 		return nil, fmt.Errorf("rollout: subscribe: %w", err)
 	}
-	if _, err := s.cm.Publish(ctx, &paho.Publish{Topic: s.cfg.FenceTopic, QoS: 1, Payload: []byte(s.fence)}); err != nil {
+	if err := s.link.publish(ctx, s.cfg.FenceTopic, []byte(s.fence), false, ""); err != nil {
 		return nil, fmt.Errorf("rollout: publish the fence on %s: %w", s.cfg.FenceTopic, err)
 	}
 	select {
@@ -255,12 +286,8 @@ func Push(ctx context.Context, cfg Config, payload []byte, vehicles []string) ([
 		}
 		topic := campaign.Topic(s.cfg.PolicyTopic, id)
 		pctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
-		r, err := s.cm.Publish(pctx, &paho.Publish{Topic: topic, QoS: 1, Retain: true, Payload: payload,
-			Properties: &paho.PublishProperties{ContentType: "application/json"}})
+		err := s.link.publish(pctx, topic, payload, true, "application/json")
 		cancel()
-		if err == nil && r != nil && r.ReasonCode >= 0x80 {
-			err = fmt.Errorf("the broker refused it (reason %#x): may the user write %s?", r.ReasonCode, topic)
-		}
 		if err != nil {
 			return out, fmt.Errorf("rollout: push to %s: %w", topic, err)
 		}
