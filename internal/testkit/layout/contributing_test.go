@@ -12,11 +12,19 @@ import (
 // and that are no test or fuzzer of that package, and how many it names.
 func missingDocTests(t *testing.T, root, doc string) (missing []string, named int) {
 	t.Helper()
-	text, err := os.ReadFile(filepath.Join(root, doc))
+	return missingTests(t, root, doc, docTestRef)
+}
+
+// missingTests returns the tests that file names as ref finds them (the
+// package folder, then the name) and that are no test or fuzzer of that
+// package, and how many it names.
+func missingTests(t *testing.T, root, file string, ref *regexp.Regexp) (missing []string, named int) {
+	t.Helper()
+	text, err := os.ReadFile(filepath.Join(root, file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	refs := docTestRef.FindAllStringSubmatch(string(text), -1)
+	refs := ref.FindAllStringSubmatch(string(text), -1)
 	sources := map[string]string{} // package folder → its test files
 	for _, r := range refs {
 		dir, name := r[1], r[2]

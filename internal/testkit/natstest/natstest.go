@@ -172,8 +172,8 @@ func Listen(t testing.TB, s mqttclient.Settings, h Handler) *Client {
 
 // PublishRetained connects to node i's MQTT listener as car id, sends
 // one retained QoS 1 PUBLISH of payload on topic, and returns once it
-// is acknowledged (what a bridge's notifications do; mqttsub sends no
-// retained message).
+// is acknowledged (what a bridge's notifications do), whatever the
+// node's permissions make of it (PUBLISH as package wire makes it).
 func PublishRetained(t testing.TB, c *natscluster.Cluster, i int, id, topic string, payload []byte) {
 	t.Helper()
 	pub := wire.AppendPublishV311(nil, topic, 1, 1, payload)
