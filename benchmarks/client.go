@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
+	"github.com/yukart/candec/internal/fleet/mqtt311"
 	"github.com/yukart/candec/mqttclient"
 )
 
@@ -14,21 +14,21 @@ const connectTimeout = 10 * time.Second
 
 // client is one MQTT connection of the bench: a subscriber, the status
 // watcher or the checker that reads retained envelopes at the end. It
-// uses package mqttsub, whose cost per message is small enough not to
+// uses package mqtt311, whose cost per message is small enough not to
 // take CPU from the broker being measured.
 type client struct {
 	name string
-	c    *mqttsub.Client
+	c    *mqtt311.Client
 }
 
 // connect opens a connection as id to the broker of conn whose messages
 // go to on, called with the arrival time in ns since the Unix epoch from
 // the client's reading goroutine.
-func connect(ctx context.Context, conn mqttclient.Settings, id string, on mqttsub.Handler) (*client, error) {
+func connect(ctx context.Context, conn mqttclient.Settings, id string, on mqtt311.Handler) (*client, error) {
 	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
 	defer cancel()
 	conn.ClientID = id
-	c, err := mqttsub.Dial(ctx, conn, on)
+	c, err := mqtt311.Dial(ctx, conn, on)
 	if err != nil {
 		return nil, fmt.Errorf("bench: %s: connect to %s: %w", id, conn.Broker, err)
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/yukart/candec/internal/cmdkit/brokerflags"
 	"github.com/yukart/candec/mqttclient"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/benchmarks/procstat"
 	"github.com/yukart/candec/benchmarks/report"
 	"github.com/yukart/candec/benchmarks/scenario"
@@ -26,6 +25,7 @@ import (
 	"github.com/yukart/candec/capture"
 	"github.com/yukart/candec/envelope"
 	"github.com/yukart/candec/internal/cmdkit/progress"
+	"github.com/yukart/candec/internal/fleet/mqtt311"
 	"github.com/yukart/candec/internal/lab/jitter"
 	"github.com/yukart/candec/internal/lab/latency"
 	"github.com/yukart/candec/internal/lab/mosquitto"
@@ -325,7 +325,7 @@ func (r *run) startSubscribers(ctx context.Context, set signalSet) error {
 
 // subscriber connects the bench's client name, subscribes it to filter
 // and hands what it receives to on; the run closes it.
-func (r *run) subscriber(ctx context.Context, name, filter string, on mqttsub.Handler) error {
+func (r *run) subscriber(ctx context.Context, name, filter string, on mqtt311.Handler) error {
 	c, err := connect(ctx, r.conn, r.id(name), on)
 	if err != nil {
 		return err

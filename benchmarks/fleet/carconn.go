@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/campaign"
+	"github.com/yukart/candec/internal/fleet/mqtt311"
 	"github.com/yukart/candec/internal/fleet/rollout"
 	"github.com/yukart/candec/mqttclient"
 )
@@ -14,13 +14,13 @@ import (
 // car is one car's connection to the broker.
 type car struct {
 	c     *Car
-	conn  *mqttsub.Client
+	conn  *mqtt311.Client
 	topic string
 	late  time.Duration // the most a publish came after its window's end
 	// redial, when not nil, connects again after the connection was
 	// lost, as a bridge does; nil: a lost connection ends the run.
 	redial redialFunc
-	h      mqttsub.Handler // the connection's messages: the policy topic's
+	h      mqtt311.Handler // the connection's messages: the policy topic's
 	sent   int             // the windows published so far, in order
 	// Resent counts the windows sent again after a reconnection.
 	resent int
@@ -29,21 +29,21 @@ type car struct {
 
 // redialFunc connects a car again after its connection was lost
 // (attempt counts from 1), its messages to h.
-type redialFunc func(ctx context.Context, attempt int, h mqttsub.Handler) (*mqttsub.Client, error)
+type redialFunc func(ctx context.Context, attempt int, h mqtt311.Handler) (*mqtt311.Client, error)
 
 // policyTopic is where a car takes campaigns: rollout's default, which
 // `candec campaign push` publishes on.
 const policyTopic = rollout.DefaultPolicyTopic
 
 // dialCar connects a car; with a campaign the car subscribes to its
-// policy topic, before it publishes anything (mqttsub's packet IDs).
+// policy topic, before it publishes anything (mqtt311's packet IDs).
 func dialCar(ctx context.Context, s mqttclient.Settings, c *Car, redial redialFunc, cc *Campaign) (*car, error) {
 	cr := &car{c: c, topic: "fleet/" + c.ID + "/yukart/window", redial: redial, h: func(_, _ []byte, _ int64) {}}
 	if cc != nil {
 		cr.camp = &carCampaign{key: cc.Key, dbc: cc.DBC, in: make(chan taken, 1)}
 		cr.h = cr.take
 	}
-	conn, err := mqttsub.Dial(ctx, s, cr.h)
+	conn, err := mqtt311.Dial(ctx, s, cr.h)
 	// Where the car can connect again (NATS), a first connection refused
 	// or closed is tried again as a bridge would: the account's first
 	// MQTT clients have the node make MQTT's own streams, which can
@@ -183,7 +183,7 @@ func (c *car) reconnect(ctx context.Context) error {
 	var err error
 	deadline := time.Now().Add(time.Minute)
 	for attempt := 1; ; attempt++ {
-		var conn *mqttsub.Client
+		var conn *mqtt311.Client
 		if conn, err = c.redial(ctx, attempt, c.h); err == nil {
 			c.conn = conn // a failed dial leaves the closed one: close() stays safe
 			if err = c.subscribe(ctx); err == nil {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/campaign"
+	"github.com/yukart/candec/internal/fleet/mqtt311"
 	"github.com/yukart/candec/internal/fleet/rollout"
 	"github.com/yukart/candec/internal/lab/mosquitto"
 	"github.com/yukart/candec/internal/lab/natscluster"
@@ -173,14 +173,14 @@ func (n *natsCloud) carSettings(i int, c *Car) (mqttclient.Settings, error) {
 // cannot store its QoS 1 message in time (a node of the MQTT stream
 // died), on any node.
 func (n *natsCloud) redial(i int) redialFunc {
-	return func(ctx context.Context, attempt int, h mqttsub.Handler) (*mqttsub.Client, error) {
+	return func(ctx context.Context, attempt int, h mqtt311.Handler) (*mqtt311.Client, error) {
 		s, err := n.carSettings(i+attempt, &n.cars[i])
 		if err != nil {
 			return nil, err
 		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		return mqttsub.Dial(ctx, s, h)
+		return mqtt311.Dial(ctx, s, h)
 	}
 }
 
@@ -200,7 +200,7 @@ func (n *natsCloud) push(ctx context.Context, payload []byte, vehicles []string)
 	}
 	ctx, cancel := context.WithTimeout(ctx, rollout.DefaultTimeout)
 	defer cancel()
-	cl, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: n.c.Nodes[n.alive[0]].MQTTURL, ClientID: "fleet-campaigns",
+	cl, err := mqtt311.Dial(ctx, mqttclient.Settings{Broker: n.c.Nodes[n.alive[0]].MQTTURL, ClientID: "fleet-campaigns",
 		CAFile: n.c.CAFile, CertFile: cert, KeyFile: key}, func(_, _ []byte, _ int64) {})
 	if err != nil {
 		return 0, err

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/envelope"
+	"github.com/yukart/candec/internal/fleet/mqtt311"
 	"github.com/yukart/candec/internal/lab/latency"
 	"github.com/yukart/candec/mqttclient"
 )
@@ -19,7 +19,7 @@ const sampledCars = 5
 // sampler takes the delivery latency of a few cars' windows: arrival at
 // a subscriber of the broker less the window's end.
 type sampler struct {
-	conn *mqttsub.Client
+	conn *mqtt311.Client
 	mu   sync.Mutex
 	h    latency.Histogram
 	// done holds the parts of the window before the last split.
@@ -32,7 +32,7 @@ type sampler struct {
 
 func newSampler(ctx context.Context, broker string, cars []Car) (*sampler, error) {
 	s := &sampler{}
-	conn, err := mqttsub.Dial(ctx, mqttclient.Settings{Broker: broker, ClientID: "fleet-sampler"}, s.take)
+	conn, err := mqtt311.Dial(ctx, mqttclient.Settings{Broker: broker, ClientID: "fleet-sampler"}, s.take)
 	if err != nil {
 		return nil, fmt.Errorf("fleet: sampler: %w", err)
 	}

@@ -2,7 +2,7 @@
 // reads by hand, beside the clients that speak the rest of the protocol:
 // mqttclient's Batcher writes QoS 0 PUBLISH packets (MQTT v5) under
 // paho, on paho's own connection, and the bench's subscriber
-// (benchmarks/mqttsub) speaks MQTT 3.1.1 with CONNECT, SUBSCRIBE,
+// (internal/fleet/mqtt311) speaks MQTT 3.1.1 with CONNECT, SUBSCRIBE,
 // PUBLISH, PINGREQ and DISCONNECT.
 //
 // Everything appends to a caller's buffer or reads into one, so that a

@@ -11,7 +11,7 @@ import (
 	"github.com/eclipse/paho.golang/packets"
 )
 
-// maxPacket is the bench subscriber's limit (mqttsub.MaxPacket).
+// maxPacket is the bench subscriber's limit (mqtt311.MaxPacket).
 const maxPacket = 64 << 20
 
 func publishPacket(topic string, payload []byte, qos byte) []byte {

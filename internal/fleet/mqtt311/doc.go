@@ -9,8 +9,8 @@
 // The fleet's cloud tier may be the NATS cluster of deploy/nats, whose
 // nodes speak MQTT 3.1.1 only: `candec campaign push --mqtt 3.1.1` and
 // `campaign status --mqtt 3.1.1` (package rollout) speak it through
-// this client. The bench (benchmarks/mqttsub, its name for this
-// package) subscribes with it, and its fleet's cars publish with it.
+// this client. The bench subscribes with it, and its fleet's cars
+// publish with it.
 //
 // # Why not paho
 //

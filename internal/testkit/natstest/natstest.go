@@ -11,8 +11,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/yukart/candec/benchmarks/mqttsub"
 	"github.com/yukart/candec/internal/base/child"
+	"github.com/yukart/candec/internal/fleet/mqtt311"
 	"github.com/yukart/candec/internal/lab/natscluster"
 	"github.com/yukart/candec/mqttclient"
 	"github.com/yukart/candec/mqttclient/wire"
@@ -109,9 +109,9 @@ func Connect(t testing.TB, c *natscluster.Cluster, name string, opts ...nats.Opt
 // streams, which on a loaded machine can outlast the node's patience
 // (it closes the connection): like a bridge, Car tries again, for up to
 // a minute.
-func Car(t testing.TB, c *natscluster.Cluster, i int, id string) *mqttsub.Client {
+func Car(t testing.TB, c *natscluster.Cluster, i int, id string) *mqtt311.Client {
 	t.Helper()
-	var cl *mqttsub.Client
+	var cl *mqtt311.Client
 	var err error
 	for deadline := time.Now().Add(time.Minute); ; {
 		if cl, err = DialCar(c, i, id, id); err == nil {
@@ -129,26 +129,26 @@ func Car(t testing.TB, c *natscluster.Cluster, i int, id string) *mqttsub.Client
 // DialCar connects to node i's MQTT listener with the certificate of
 // identity and the given client id (an attacker's may differ), and
 // returns the connection or why the node refused it.
-func DialCar(c *natscluster.Cluster, i int, identity, clientID string) (*mqttsub.Client, error) {
+func DialCar(c *natscluster.Cluster, i int, identity, clientID string) (*mqtt311.Client, error) {
 	cert, key, err := c.Identity(identity)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return mqttsub.Dial(ctx, mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: clientID,
+	return mqtt311.Dial(ctx, mqttclient.Settings{Broker: c.Nodes[i].MQTTURL, ClientID: clientID,
 		CAFile: c.CAFile, CertFile: cert, KeyFile: key}, func(_, _ []byte, _ int64) {})
 }
 
 // Client is the MQTT 3.1.1 client Car and DialCar return (a car's
 // bridge speaks 3.1.1, as nats-server does).
-type Client = mqttsub.Client
+type Client = mqtt311.Client
 
 // ErrRefused: a SUBSCRIBE (or CONNECT) the server refused.
-var ErrRefused = mqttsub.ErrRefused
+var ErrRefused = mqtt311.ErrRefused
 
 // Handler receives a message of a Client.
-type Handler = mqttsub.Handler
+type Handler = mqtt311.Handler
 
 // Dial connects an MQTT 3.1.1 client with s (a car's own mosquitto, for
 // one), and closes it when the test ends.
@@ -162,7 +162,7 @@ func Listen(t testing.TB, s mqttclient.Settings, h Handler) *Client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cl, err := mqttsub.Dial(ctx, s, h)
+	cl, err := mqtt311.Dial(ctx, s, h)
 	if err != nil {
 		t.Fatalf("natstest: %s: %v", s.Broker, err)
 	}

@@ -1,4 +1,4 @@
-package mqttsub
+package mqtt311
 
 import (
 	"bytes"
